@@ -1,0 +1,13 @@
+// Everything fmtcheck offers, in one include.
+#pragma once
+
+#include "fmtcheck/convert.hpp"
+#include "fmtcheck/decode.hpp"
+#include "fmtcheck/facts.hpp"
+#include "fmtcheck/flags.hpp"
+#include "fmtcheck/format.hpp"
+#include "fmtcheck/nan_rules.hpp"
+#include "fmtcheck/parse_number.hpp"
+#include "fmtcheck/policy.hpp"
+#include "fmtcheck/round_to_format.hpp"
+#include "fmtcheck/unpacked.hpp"

@@ -1,0 +1,94 @@
+// Formats as data: a floating-point format is a small value describing its
+// encoding, never a class hierarchy. Every algorithm in fmtcheck is written
+// once against this description.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fmtcheck {
+
+// How a format spends its top codes on infinities and NaNs.
+enum class Specials : std::uint8_t {
+  ieee,  // exponent all ones: infinity (mantissa 0) or NaN (mantissa != 0)
+  fn,    // no infinity; only the all-ones magnitude is NaN (OCP E4M3, E8M0)
+  fnuz,  // no infinity, no negative zero; the code 1000...0 is the only NaN
+  none,  // every code is finite (OCP MX FP6 / FP4)
+};
+
+struct Format {
+  std::string name;       // canonical name, e.g. "fp16" or "e6m9"
+  int exponent_bits = 0;  // 1..11
+  int mantissa_bits = 0;  // 0..52 stored fraction bits
+  int bias = 0;
+  Specials specials = Specials::ieee;
+  bool is_signed = true;        // false only for unsigned scale formats (E8M0)
+  bool has_subnormals = true;   // false: exponent field 0 is a normal binade and there is no zero
+  int storage_bits = 8;         // container width: 8, 16, 32 or 64
+  int pad_bits = 0;             // zero bits below the code in its container (tf32: 13)
+
+  // Width of the code itself (sign + exponent + mantissa).
+  [[nodiscard]] int width() const { return (is_signed ? 1 : 0) + exponent_bits + mantissa_bits; }
+  [[nodiscard]] int precision() const { return mantissa_bits + 1; }
+  [[nodiscard]] std::uint64_t magnitude_mask() const {
+    return (std::uint64_t{1} << (exponent_bits + mantissa_bits)) - 1;
+  }
+  [[nodiscard]] std::uint64_t sign_bit() const {
+    return is_signed ? std::uint64_t{1} << (exponent_bits + mantissa_bits) : 0;
+  }
+  // Exponent of the lowest binade (min normal = 2^min_exponent).
+  [[nodiscard]] int min_exponent() const { return (has_subnormals ? 1 : 0) - bias; }
+  // Largest finite magnitude code (no sign, no padding).
+  [[nodiscard]] std::uint64_t max_finite_code() const;
+  // Exponent of the largest finite value's binade.
+  [[nodiscard]] int max_exponent() const;
+  // Magnitude code of infinity (formats with Specials::ieee).
+  [[nodiscard]] std::uint64_t infinity_code() const {
+    return magnitude_mask() & ~((std::uint64_t{1} << mantissa_bits) - 1);
+  }
+  [[nodiscard]] bool has_inf() const { return specials == Specials::ieee; }
+  [[nodiscard]] bool has_nan() const { return specials != Specials::none; }
+  [[nodiscard]] bool has_zero() const { return has_subnormals; }
+  [[nodiscard]] bool has_negative_zero() const {
+    return is_signed && has_zero() && specials != Specials::fnuz;
+  }
+
+  // Container bits <-> code: tf32 lives in the top 19 bits of a float32.
+  [[nodiscard]] std::uint64_t to_storage(std::uint64_t code) const { return code << pad_bits; }
+  [[nodiscard]] std::uint64_t from_storage(std::uint64_t bits) const {
+    return (bits >> pad_bits) & ((std::uint64_t{1} << width()) - 1);
+  }
+  [[nodiscard]] std::uint64_t storage_mask() const {
+    return storage_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << storage_bits) - 1;
+  }
+
+  friend bool operator==(const Format& a, const Format& b) = default;
+};
+
+// Value class of a code.
+enum class ValueClass : std::uint8_t { zero, subnormal, normal, inf, nan };
+std::string_view to_string(ValueClass c);
+ValueClass classify(const Format& f, std::uint64_t bits);
+
+// Named presets.
+namespace formats {
+extern const Format fp64, fp32, tf32, fp16, bf16;
+extern const Format e4m3, e5m2, e4m3fnuz, e5m2fnuz;
+extern const Format e2m3, e3m2, e2m1, e8m0;
+}  // namespace formats
+
+// Every preset, in the order `fmtcheck ranges` lists them.
+std::span<const Format> preset_formats();
+
+// A preset name or alias ("fp16", "half", "float8_e4m3fn", ...) or a spec
+// string "eXmY[ieee|fn|fnuz|ns][_bN]". Returns nullopt and fills *error when
+// the text names no format.
+std::optional<Format> parse_format(std::string_view text, std::string* error = nullptr);
+// Same, throwing std::invalid_argument with the reason.
+Format format_from_string(std::string_view text);
+
+}  // namespace fmtcheck

@@ -1,0 +1,77 @@
+// A conversion policy is a set of independent axes; every combination is
+// valid and means exactly one thing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fmtcheck {
+
+enum class Rounding : std::uint8_t {
+  rne,  // to nearest, ties to even
+  rna,  // to nearest, ties away from zero (CUDA cvt.rna)
+  rtz,  // toward zero
+  rup,  // toward +infinity
+  rdn,  // toward -infinity
+  rto,  // to odd (truncate, then set the last bit if inexact)
+  sr,   // stochastic: round away iff floor(frac * 2^n) + random >= 2^n
+};
+
+enum class Overflow : std::uint8_t {
+  sat,    // overflow and infinite inputs become +-max finite (CUDA SATFINITE)
+  nosat,  // IEEE: infinity, or NaN where the format has no infinity
+};
+
+enum class Subnormals : std::uint8_t {
+  keep,     // gradual underflow
+  ftz,      // flush tiny results to zero
+  daz,      // treat subnormal inputs as zero
+  ftz_daz,  // both
+};
+
+enum class Tininess : std::uint8_t { after, before };  // IEEE 754 tininess detection
+
+// Which NaN bits a conversion produces; the rules live in nan_rules.cpp.
+enum class NanConvention : std::uint8_t {
+  ieee,       // quiet, keep sign and the payload's high bits (x86 F16C)
+  cuda,       // as NVIDIA's host conversions (0x7FFF for fp16/bf16, 0x7F for e4m3)
+  canonical,  // positive, quiet bit only
+};
+
+struct Policy {
+  Rounding rounding = Rounding::rne;
+  Overflow overflow = Overflow::nosat;
+  Subnormals subnormals = Subnormals::keep;
+  Tininess tininess = Tininess::after;
+  NanConvention nan = NanConvention::ieee;
+  // Stochastic rounding: the caller's random bits (low random_bit_count bits used).
+  std::uint32_t random_bits = 0;
+  int random_bit_count = 0;  // 1..32 when rounding == sr
+
+  [[nodiscard]] bool flush_inputs() const {
+    return subnormals == Subnormals::daz || subnormals == Subnormals::ftz_daz;
+  }
+  [[nodiscard]] bool flush_results() const {
+    return subnormals == Subnormals::ftz || subnormals == Subnormals::ftz_daz;
+  }
+  friend bool operator==(const Policy&, const Policy&) = default;
+};
+
+std::string_view to_string(Rounding r);
+std::string_view to_string(Overflow o);
+std::string_view to_string(Subnormals s);
+std::string_view to_string(Tininess t);
+std::string_view to_string(NanConvention n);
+
+std::optional<Rounding> parse_rounding(std::string_view s);
+std::optional<Overflow> parse_overflow(std::string_view s);
+std::optional<Subnormals> parse_subnormals(std::string_view s);
+std::optional<Tininess> parse_tininess(std::string_view s);
+std::optional<NanConvention> parse_nan_convention(std::string_view s);
+
+// "rne,nosat,keep,after,ieee" — the policy in one line.
+std::string describe(const Policy& p);
+
+}  // namespace fmtcheck

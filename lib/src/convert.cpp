@@ -1,0 +1,68 @@
+// Conversions from every source: each one unpacks exactly and calls the
+// rounding core once.
+#include "fmtcheck/convert.hpp"
+
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+#include "fmtcheck/parse_number.hpp"
+
+namespace fmtcheck {
+namespace {
+
+template <typename Out>
+FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const Policy& p, std::span<Out> out,
+                              std::span<const std::uint32_t> random) {
+  if (static_cast<int>(sizeof(Out) * 8) != to.storage_bits) {
+    throw std::invalid_argument("convert_batch: output elements are " + std::to_string(sizeof(Out) * 8) +
+                                " bits but " + to.name + " is stored in " + std::to_string(to.storage_bits));
+  }
+  if (out.size() < in.size()) throw std::invalid_argument("convert_batch: output shorter than input");
+  const bool stochastic = p.rounding == Rounding::sr && !random.empty();
+  if (stochastic && random.size() < in.size()) throw std::invalid_argument("convert_batch: fewer random draws than values");
+  FlagCounts counts;
+  Policy policy = p;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (stochastic) policy.random_bits = random[i];
+    const Conversion c = round_to_format(unpack(in[i]), to, policy);
+    out[i] = static_cast<Out>(c.bits);
+    counts.add(c.flags);
+  }
+  return counts;
+}
+
+}  // namespace
+
+Conversion convert(float x, const Format& to, const Policy& p) { return round_to_format(unpack(x), to, p); }
+Conversion convert(double x, const Format& to, const Policy& p) { return round_to_format(unpack(x), to, p); }
+
+Conversion convert_bits(std::uint64_t bits, const Format& from, const Format& to, const Policy& p) {
+  return round_to_format(unpack(from, bits), to, p);
+}
+
+Conversion convert_text(std::string_view text, const Format& to, const Policy& p) {
+  std::string error;
+  const auto x = parse_number(text, &error);
+  if (!x) throw std::invalid_argument(error);
+  return round_to_format(*x, to, p);
+}
+
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint8_t> out,
+                         std::span<const std::uint32_t> random) {
+  return convert_batch_impl(in, to, p, out, random);
+}
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint16_t> out,
+                         std::span<const std::uint32_t> random) {
+  return convert_batch_impl(in, to, p, out, random);
+}
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint32_t> out,
+                         std::span<const std::uint32_t> random) {
+  return convert_batch_impl(in, to, p, out, random);
+}
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint64_t> out,
+                         std::span<const std::uint32_t> random) {
+  return convert_batch_impl(in, to, p, out, random);
+}
+
+}  // namespace fmtcheck

@@ -1,0 +1,187 @@
+// The one round-and-pack routine (after SoftFloat's roundPack): an exact
+// unpacked value becomes the code of the target format plus its flags.
+//
+// Rounding works on codes: the truncated magnitude code c and its upper
+// neighbour c + 1 are adjacent values in every binade (carry into the
+// exponent field is the next binade), so every mode is a choice between c and
+// c + 1, and "even"/"odd" is the parity of the code (which also covers
+// formats without mantissa bits, such as E8M0).
+#include "fmtcheck/round_to_format.hpp"
+
+#include "fmtcheck/nan_rules.hpp"
+
+namespace fmtcheck {
+namespace {
+
+enum class Tail : std::uint8_t { exact, below_half, half, above_half };
+
+struct Truncated {
+  std::uint64_t kept = 0;    // integer part of significand / 2^shift
+  Tail tail = Tail::exact;   // where the discarded part lies relative to half an ulp
+  std::uint64_t sr_top = 0;  // first random_bit_count bits of the discarded part
+};
+
+// Splits (significand + sticky) / 2^shift into integer and discarded parts.
+// shift >= 1 because formats keep at most 53 of the 64 significand bits.
+Truncated truncate(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits) {
+  Truncated t;
+  std::uint64_t rem = 0;
+  std::uint64_t half = 0;
+  if (shift >= 64) {
+    if (shift == 64) {
+      rem = sig;
+      half = std::uint64_t{1} << 63;
+    } else {
+      // The whole value lies below half an ulp.
+      t.tail = (sig != 0 || sticky) ? Tail::below_half : Tail::exact;
+      if (sr_bits > 0 && shift - sr_bits < 64) t.sr_top = sig >> (shift - sr_bits);
+      return t;
+    }
+  } else {
+    t.kept = sig >> shift;
+    rem = sig & ((std::uint64_t{1} << shift) - 1);
+    half = std::uint64_t{1} << (shift - 1);
+  }
+  if (rem == 0 && !sticky) {
+    t.tail = Tail::exact;
+  } else if (rem < half) {
+    t.tail = Tail::below_half;
+  } else if (rem == half && !sticky) {
+    t.tail = Tail::half;
+  } else {
+    t.tail = Tail::above_half;
+  }
+  if (sr_bits > 0) {
+    t.sr_top = sr_bits <= shift ? rem >> (shift - sr_bits) : rem << (sr_bits - shift);
+  }
+  return t;
+}
+
+// Whether to take the upper neighbour c + 1 instead of the truncated code c.
+bool round_away(const Policy& p, const Truncated& t, bool sign, bool code_odd) {
+  if (t.tail == Tail::exact) return false;
+  switch (p.rounding) {
+    case Rounding::rne: return t.tail == Tail::above_half || (t.tail == Tail::half && code_odd);
+    case Rounding::rna: return t.tail == Tail::above_half || t.tail == Tail::half;
+    case Rounding::rtz: return false;
+    case Rounding::rup: return !sign;
+    case Rounding::rdn: return sign;
+    case Rounding::rto: return !code_odd;
+    case Rounding::sr: {
+      const std::uint64_t mask = (std::uint64_t{1} << p.random_bit_count) - 1;
+      return t.sr_top + (p.random_bits & mask) > mask;
+    }
+  }
+  return false;
+}
+
+std::uint64_t signed_code(const Format& f, bool sign, std::uint64_t magnitude) {
+  return f.to_storage((sign ? f.sign_bit() : 0) | magnitude);
+}
+
+// A NaN made from a non-NaN input (infinity into E4M3, overflow without
+// saturation, a negative value into an unsigned format).
+Conversion nan_result(const Format& f, const Policy& p, bool sign, Flags flags) {
+  flags |= f.has_nan() ? Flags(Flag::nan_produced) : Flags(Flag::invalid);
+  return {f.to_storage(nan_code(f, p.nan, sign, 0)), flags};
+}
+
+Conversion zero_result(const Format& f, const Policy& p, bool sign, Flags flags) {
+  if (!f.has_zero()) return nan_result(f, p, sign, flags | Flag::invalid);
+  return {signed_code(f, sign && f.has_negative_zero(), 0), flags};
+}
+
+// Overflow follows IEEE 754: directed modes that round toward zero give the
+// largest finite value, the others infinity; a format without infinity gives
+// NaN instead, and one without NaN too (MX FP6/FP4) always saturates.
+Conversion overflow_result(const Format& f, const Policy& p, bool sign) {
+  const Flags flags = Flags(Flag::overflow) | Flag::inexact;
+  const Rounding r = p.rounding;
+  const bool toward_zero = r == Rounding::rtz || r == Rounding::rto ||
+                           (r == Rounding::rup && sign) || (r == Rounding::rdn && !sign);
+  if (p.overflow == Overflow::sat || toward_zero || f.specials == Specials::none) {
+    return {signed_code(f, sign, f.max_finite_code()), flags | Flag::saturated};
+  }
+  if (f.has_inf()) return {signed_code(f, sign, f.infinity_code()), flags};
+  return nan_result(f, p, sign, flags);
+}
+
+Conversion infinity_result(const Format& f, const Policy& p, bool sign) {
+  if (!f.is_signed && sign) return nan_result(f, p, sign, Flag::invalid);
+  if (p.overflow == Overflow::sat) return {signed_code(f, sign, f.max_finite_code()), Flag::saturated};
+  if (f.has_inf()) return {signed_code(f, sign, f.infinity_code()), {}};
+  if (f.specials == Specials::none) {
+    return {signed_code(f, sign, f.max_finite_code()), Flags(Flag::saturated) | Flag::invalid};
+  }
+  return nan_result(f, p, sign, Flag::invalid);
+}
+
+Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
+  const int m = f.mantissa_bits;
+  const std::int64_t e = x.exponent;
+  const std::int64_t emin = f.min_exponent();
+  if (e > f.max_exponent()) return overflow_result(f, p, x.sign);
+
+  if (e < emin && !f.has_subnormals) {
+    // Nothing is representable below the lowest binade (E8M0 has no zero):
+    // every mode gives the smallest value.
+    return {signed_code(f, x.sign, 0), Flags(Flag::inexact) | Flag::underflow};
+  }
+
+  const bool below = e < emin;
+  const std::int64_t shift = 63 - m + (below ? emin - e : 0);
+  const Truncated t = truncate(x.significand, x.sticky, shift, p.random_bit_count);
+  std::uint64_t code = below ? t.kept
+                             : (static_cast<std::uint64_t>(e - emin + (f.has_subnormals ? 1 : 0)) << m) +
+                                   (t.kept - (std::uint64_t{1} << m));
+  if (round_away(p, t, x.sign, (code & 1) != 0)) ++code;
+  if (code > f.max_finite_code()) return overflow_result(f, p, x.sign);
+
+  Flags flags;
+  const bool inexact = t.tail != Tail::exact;
+  if (inexact) flags |= Flag::inexact;
+
+  // Tininess: before rounding, the value is below 2^emin; after rounding, it
+  // is still below 2^emin when rounded to full precision with unbounded
+  // exponent range (only the top ulp of the binade below can reach 2^emin).
+  bool tiny = below;
+  if (below && p.tininess == Tininess::after && e == emin - 1) {
+    const Truncated full = truncate(x.significand, x.sticky, 63 - m, p.random_bit_count);
+    const std::uint64_t top = (std::uint64_t{2} << m) - 1;
+    if (full.kept == top && round_away(p, full, x.sign, (top & 1) != 0)) tiny = false;
+  }
+  if (tiny && inexact) flags |= Flag::underflow;
+
+  if (tiny && p.flush_results()) {
+    return zero_result(f, p, x.sign, flags | Flag::underflow | Flag::inexact | Flag::flushed | Flag::tiny_to_zero);
+  }
+  if (code == 0) return zero_result(f, p, x.sign, flags | Flag::tiny_to_zero);
+  if (code < (std::uint64_t{1} << m) && f.has_subnormals) flags |= Flag::subnormal;
+  return {signed_code(f, x.sign, code), flags};
+}
+
+}  // namespace
+
+Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) {
+  switch (x.kind) {
+    case Unpacked::Kind::nan: {
+      // A NaN input is no new NaN; only a signaling one, or a format that
+      // cannot hold NaN, makes the conversion invalid.
+      const bool invalid = x.signaling || !f.has_nan();
+      return {f.to_storage(nan_code(f, p.nan, x.sign, x.significand)), invalid ? Flags(Flag::invalid) : Flags()};
+    }
+    case Unpacked::Kind::inf:
+      return infinity_result(f, p, x.sign);
+    case Unpacked::Kind::zero:
+      return zero_result(f, p, x.sign, {});
+    case Unpacked::Kind::finite:
+      if (x.source_subnormal && p.flush_inputs()) {
+        return zero_result(f, p, x.sign, Flags(Flag::flushed) | Flag::tiny_to_zero);
+      }
+      if (!f.is_signed && x.sign) return nan_result(f, p, x.sign, Flag::invalid);
+      return round_finite(x, f, p);
+  }
+  return {};
+}
+
+}  // namespace fmtcheck
