@@ -3,6 +3,7 @@
 
 #include "fmtcheck/convert.hpp"
 #include "fmtcheck/decode.hpp"
+#include "fmtcheck/exact_value.hpp"
 #include "fmtcheck/facts.hpp"
 #include "fmtcheck/flags.hpp"
 #include "fmtcheck/format.hpp"

@@ -1,0 +1,75 @@
+// Bit-exact models of tensor-core dot products D = A·B + C.
+//
+// A tensor core does not add like IEEE hardware. Per the published analyses
+// (Fasi et al. 2021; MMA-Sim, arXiv 2511.10909; Khattak & Mikaitis,
+// arXiv 2512.07004) one instruction forms a fused block of L exact products
+// plus C; every term is truncated toward zero at 2^(e_max - F), where e_max
+// is the largest binade exponent among the block's nonzero terms; the
+// truncated terms are summed exactly, normalised once and rounded to the
+// output format. Longer K chains blocks in order of k, each block's D being
+// the next block's C. docs/tensor-core.md cites the source of every number.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmtcheck/format.hpp"
+#include "fmtcheck/policy.hpp"
+#include "fmtcheck/round_to_format.hpp"
+
+namespace fmtcheck {
+
+// One instruction's arithmetic for one input type.
+struct DotModel {
+  // F meaning "keep every bit": the block is summed exactly.
+  static constexpr int exact_alignment = -1;
+  // L meaning "all of K in one block".
+  static constexpr int whole_k = 0;
+
+  int block_size = whole_k;                // L: products fused with C per step
+  int fraction_bits = exact_alignment;     // F: bits kept below e_max's leading bit
+  Rounding fp32_rounding = Rounding::rtz;  // fp32 output (hardware: toward zero)
+  int fp32_fraction_bits = 23;             // 13 on Ada and Hopper FP8: the sum is truncated further
+  Rounding fp16_rounding = Rounding::rne;  // fp16 output (hardware: nearest even)
+
+  friend bool operator==(const DotModel&, const DotModel&) = default;
+};
+
+// A named model: one GPU architecture and instruction family, with the
+// arithmetic it uses for each input type it supports.
+struct TensorCoreModel {
+  std::string name;         // "ampere", "hopper-wgmma", "exact", ...
+  std::string description;  // one line: GPUs, instruction, source
+  struct Entry {
+    std::string input;  // input format name: "fp16", "bf16", "tf32", "e4m3", "e5m2"
+    DotModel dot;
+  };
+  std::vector<Entry> entries;
+
+  // The arithmetic for `input`, or nullopt when the instruction does not
+  // take that type (or nothing about it is published).
+  [[nodiscard]] std::optional<DotModel> for_input(const Format& input) const;
+};
+
+// Every preset, in the order `fmtcheck mma --help` lists them.
+std::span<const TensorCoreModel> tensor_core_models();
+// A preset by name, or nullopt.
+const TensorCoreModel* find_tensor_core_model(std::string_view name);
+
+// Output formats a tensor core writes: fp32 or fp16.
+bool is_tensor_core_output(const Format& out);
+
+// D = sum_k a[k]*b[k] + c under `model`, blocks of L taken in order of k.
+// a and b hold container bits of `input` (tf32: float32 bits, whose low 13
+// bits the tensor core ignores); c and the result are container bits of
+// `out` (fp32 or fp16). Special values: any NaN, inf*0 or inf-inf gives the
+// canonical NaN (0x7FFFFFFF, 0x7FFF); otherwise an infinite term gives that
+// infinity. The flags are those of the last block's rounding.
+Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
+                           std::span<const std::uint64_t> b, std::uint64_t c, const Format& out);
+
+}  // namespace fmtcheck

@@ -1,0 +1,196 @@
+// The fused block of a tensor core: exact products, alignment to the largest
+// term with truncation toward zero, exact sum, one normalisation and rounding
+// through round_to_format.
+#include "fmtcheck/tensor_core.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <boost/multiprecision/cpp_int.hpp>
+#include <stdexcept>
+
+#include "fmtcheck/unpacked.hpp"
+
+namespace fmtcheck {
+namespace {
+
+// An exact finite term: (-1)^negative * magnitude * 2^lsb.
+struct Term {
+  bool negative = false;
+  std::uint64_t magnitude = 0;  // 0 for a zero term
+  int lsb = 0;
+  [[nodiscard]] int binade() const { return lsb + 63 - std::countl_zero(magnitude); }
+};
+
+// The integer significand of a finite unpacked value of precision p.
+Term to_term(const Unpacked& x, int precision) {
+  if (!x.is_finite_nonzero()) return {x.sign, 0, 0};
+  return {x.sign, x.significand >> (64 - precision), x.exponent - (precision - 1)};
+}
+
+// What the special inputs of a block decide, if anything.
+struct Special {
+  bool nan = false;
+  bool pos_inf = false;
+  bool neg_inf = false;
+};
+
+void note_special(Special& s, bool is_nan, bool is_inf, bool sign) {
+  s.nan |= is_nan;
+  if (is_inf) (sign ? s.neg_inf : s.pos_inf) = true;
+}
+
+// The truncated terms summed in units of 2^unit. Acc is std::int64_t when the
+// terms are narrow (every hardware model) and cpp_int when every bit is kept.
+template <class Acc>
+Acc sum_aligned(std::span<const Term> terms, int unit) {
+  Acc sum = 0;
+  for (const Term& t : terms) {
+    if (t.magnitude == 0) continue;
+    const int shift = unit - t.lsb;
+    Acc m;
+    if (shift >= 64) continue;  // the whole term lies below the kept bits
+    if (shift > 0) {
+      m = static_cast<Acc>(t.magnitude >> shift);  // truncation toward zero
+    } else {
+      m = static_cast<Acc>(t.magnitude);
+      m <<= -shift;
+    }
+    if (t.negative) sum -= m; else sum += m;
+  }
+  return sum;
+}
+
+// |sum| * 2^unit as an exact-or-sticky unpacked value.
+Unpacked unpack_sum(std::uint64_t top64, int top_bits, bool sticky, bool negative, int unit) {
+  Unpacked x;
+  x.kind = Unpacked::Kind::finite;
+  x.sign = negative;
+  x.significand = top64 << (64 - top_bits);
+  x.exponent = unit + top_bits - 1;
+  x.sticky = sticky;
+  return x;
+}
+
+Unpacked to_unpacked(std::int64_t sum, int unit) {
+  const bool negative = sum < 0;
+  const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
+  return unpack_sum(m, std::bit_width(m), false, negative, unit);
+}
+
+Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
+  using boost::multiprecision::cpp_int;
+  const cpp_int m = boost::multiprecision::abs(sum);
+  const int bits = static_cast<int>(boost::multiprecision::msb(m)) + 1;
+  if (bits <= 64) return unpack_sum(static_cast<std::uint64_t>(m), bits, false, sum < 0, unit);
+  const int drop = bits - 64;
+  const bool sticky = (m & ((cpp_int(1) << drop) - 1)) != 0;
+  return unpack_sum(static_cast<std::uint64_t>(m >> drop), 64, sticky, sum < 0, unit + drop);
+}
+
+// The format the fp32 result is rounded to: fp32 itself, or on Ada and Hopper
+// FP8 an fp32 whose last 23 - f fraction bits are always zero.
+Format fp32_with_fraction_bits(int f) {
+  if (f == formats::fp32.mantissa_bits) return formats::fp32;
+  Format r = formats::fp32;
+  r.name = "fp32-m" + std::to_string(f);
+  r.mantissa_bits = f;
+  r.pad_bits = formats::fp32.mantissa_bits - f;
+  return r;
+}
+
+std::uint64_t canonical_nan(const Format& out) {
+  return out.to_storage(out.magnitude_mask());  // 0x7FFFFFFF, 0x7FFF
+}
+
+// One fused block: terms (products, then C) -> bits of `out`.
+Conversion round_block(const DotModel& model, std::span<const Term> terms, const Format& out) {
+  const bool fp32_out = out == formats::fp32;
+  Policy p;
+  p.rounding = fp32_out ? model.fp32_rounding : model.fp16_rounding;
+  const Format target = fp32_out ? fp32_with_fraction_bits(model.fp32_fraction_bits) : out;
+
+  int e_max = 0;
+  int lsb_min = 0;
+  bool any = false;
+  bool all_negative_zero = true;
+  for (const Term& t : terms) {
+    all_negative_zero &= t.negative && t.magnitude == 0;
+    if (t.magnitude == 0) continue;
+    e_max = any ? std::max(e_max, t.binade()) : t.binade();
+    lsb_min = any ? std::min(lsb_min, t.lsb) : t.lsb;
+    any = true;
+  }
+  // A sum of zeros is +0 unless every term is -0, as in IEEE addition.
+  Unpacked zero;
+  zero.sign = all_negative_zero;
+  if (!any) return round_to_format(zero, target, p);
+
+  const bool exact = model.fraction_bits == DotModel::exact_alignment;
+  const int unit = exact ? lsb_min : e_max - model.fraction_bits;
+  // Terms below 2^(e_max+1) in units of 2^unit need e_max + 1 - unit bits;
+  // 64 - 24 leaves room for the carries of up to 2^23 terms.
+  Unpacked sum;
+  if (e_max + 1 - unit <= 40 && terms.size() < (std::size_t{1} << 23)) {
+    const std::int64_t s = sum_aligned<std::int64_t>(terms, unit);
+    if (s == 0) return round_to_format(zero, target, p);
+    sum = to_unpacked(s, unit);
+  } else {
+    const auto s = sum_aligned<boost::multiprecision::cpp_int>(terms, unit);
+    if (s == 0) return round_to_format(zero, target, p);
+    sum = to_unpacked(s, unit);
+  }
+  // target shares fp32's container, so its bits are already fp32 bits.
+  return round_to_format(sum, target, p);
+}
+
+}  // namespace
+
+std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
+  for (const Entry& e : entries) {
+    if (e.input == input.name) return e.dot;
+  }
+  return std::nullopt;
+}
+
+bool is_tensor_core_output(const Format& out) { return out == formats::fp32 || out == formats::fp16; }
+
+Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
+                           std::span<const std::uint64_t> b, std::uint64_t c, const Format& out) {
+  if (a.size() != b.size()) throw std::invalid_argument("dot_product_add: a and b differ in length");
+  if (!is_tensor_core_output(out)) throw std::invalid_argument("dot_product_add: output must be fp32 or fp16");
+  const std::size_t k = a.size();
+  const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
+                                                                  : static_cast<std::size_t>(model.block_size);
+  std::vector<Term> terms;
+  terms.reserve(block + 1);
+  Conversion d{c, {}};
+  std::size_t k0 = 0;
+  do {
+    const std::size_t k1 = std::min(k, k0 + block);
+    terms.clear();
+    Special s;
+    for (std::size_t i = k0; i < k1; ++i) {
+      const Unpacked x = unpack(input, a[i]);
+      const Unpacked y = unpack(input, b[i]);
+      note_special(s, x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
+                   x.is_inf() || y.is_inf(), x.sign != y.sign);
+      const Term tx = to_term(x, input.precision());
+      const Term ty = to_term(y, input.precision());
+      terms.push_back({x.sign != y.sign, tx.magnitude * ty.magnitude, tx.lsb + ty.lsb});
+    }
+    const Unpacked cc = unpack(out, d.bits);
+    note_special(s, cc.is_nan(), cc.is_inf(), cc.sign);
+    terms.push_back(to_term(cc, out.precision()));
+    if (s.nan || (s.pos_inf && s.neg_inf)) {
+      d = {canonical_nan(out), Flags(Flag::invalid)};
+    } else if (s.pos_inf || s.neg_inf) {
+      d = {out.to_storage((s.neg_inf ? out.sign_bit() : 0) | out.infinity_code()), {}};
+    } else {
+      d = round_block(model, terms, out);
+    }
+    k0 = k1;
+  } while (k0 < k);
+  return d;
+}
+
+}  // namespace fmtcheck

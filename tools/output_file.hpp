@@ -1,0 +1,32 @@
+// Output that never leaves a half-written file behind: data goes to a
+// temporary file beside the target and is renamed over it only on commit().
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace fmtcheck::cli {
+
+class OutputFile {
+ public:
+  // "-" writes to standard output. Throws UsageError if the file cannot be created.
+  explicit OutputFile(std::string path);
+  ~OutputFile();  // removes the temporary file unless committed
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  [[nodiscard]] std::FILE* stream() const { return stream_; }
+  [[nodiscard]] bool is_stdout() const { return path_ == "-"; }
+  void write(const void* data, std::size_t bytes);
+  void write(const std::string& text) { write(text.data(), text.size()); }
+  // Flushes, closes and renames into place; throws UsageError on failure.
+  void commit();
+
+ private:
+  std::string path_;
+  std::string temp_path_;
+  std::FILE* stream_ = nullptr;
+  bool committed_ = false;
+};
+
+}  // namespace fmtcheck::cli
