@@ -122,13 +122,22 @@ Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
   const std::int64_t emin = f.min_exponent();
   if (e > f.max_exponent()) return overflow_result(f, p, x.sign);
 
-  if (e < emin && !f.has_subnormals) {
+  const bool below = e < emin;
+  // Tininess: before rounding, the value is below 2^emin; after rounding, it
+  // is still below 2^emin when rounded to full precision with unbounded
+  // exponent range (only the top ulp of the binade below can reach 2^emin).
+  bool tiny = below;
+  if (below && p.tininess == Tininess::after && e == emin - 1) {
+    const Truncated full = truncate(x.significand, x.sticky, 63 - m, p.random_bit_count);
+    const std::uint64_t top = (std::uint64_t{2} << m) - 1;
+    if (full.kept == top && round_away(p, full, x.sign, (top & 1) != 0)) tiny = false;
+  }
+  if (below && !f.has_subnormals) {
     // Nothing is representable below the lowest binade (E8M0 has no zero):
-    // every mode gives the smallest value.
-    return {signed_code(f, x.sign, 0), Flags(Flag::inexact) | Flag::underflow};
+    // every mode gives the smallest value, and ftz has no zero to flush to.
+    return {signed_code(f, x.sign, 0), tiny ? Flags(Flag::inexact) | Flag::underflow : Flags(Flag::inexact)};
   }
 
-  const bool below = e < emin;
   const std::int64_t shift = 63 - m + (below ? emin - e : 0);
   const Truncated t = truncate(x.significand, x.sticky, shift, p.random_bit_count);
   std::uint64_t code = below ? t.kept
@@ -141,21 +150,13 @@ Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
   const bool inexact = t.tail != Tail::exact;
   if (inexact) flags |= Flag::inexact;
 
-  // Tininess: before rounding, the value is below 2^emin; after rounding, it
-  // is still below 2^emin when rounded to full precision with unbounded
-  // exponent range (only the top ulp of the binade below can reach 2^emin).
-  bool tiny = below;
-  if (below && p.tininess == Tininess::after && e == emin - 1) {
-    const Truncated full = truncate(x.significand, x.sticky, 63 - m, p.random_bit_count);
-    const std::uint64_t top = (std::uint64_t{2} << m) - 1;
-    if (full.kept == top && round_away(p, full, x.sign, (top & 1) != 0)) tiny = false;
-  }
   if (tiny && inexact) flags |= Flag::underflow;
 
   if (tiny && p.flush_results()) {
     return zero_result(f, p, x.sign, flags | Flag::underflow | Flag::inexact | Flag::flushed | Flag::tiny_to_zero);
   }
-  if (code == 0) return zero_result(f, p, x.sign, flags | Flag::tiny_to_zero);
+  // Code 0 of a format without zero (E8M0) is its smallest value.
+  if (code == 0 && f.has_zero()) return zero_result(f, p, x.sign, flags | Flag::tiny_to_zero);
   if (code < (std::uint64_t{1} << m) && f.has_subnormals) flags |= Flag::subnormal;
   return {signed_code(f, x.sign, code), flags};
 }
@@ -176,7 +177,8 @@ Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) 
       return zero_result(f, p, x.sign, {});
     case Unpacked::Kind::finite:
       if (x.source_subnormal && p.flush_inputs()) {
-        return zero_result(f, p, x.sign, Flags(Flag::flushed) | Flag::tiny_to_zero);
+        // The input becomes zero; only a format with a zero gives a zero result.
+        return zero_result(f, p, x.sign, f.has_zero() ? Flags(Flag::flushed) | Flag::tiny_to_zero : Flags(Flag::flushed));
       }
       if (!f.is_signed && x.sign) return nan_result(f, p, x.sign, Flag::invalid);
       return round_finite(x, f, p);
