@@ -1,8 +1,10 @@
 // Everything fmtcheck offers, in one include.
 #pragma once
 
+#include "fmtcheck/arithmetic.hpp"
 #include "fmtcheck/convert.hpp"
 #include "fmtcheck/decode.hpp"
+#include "fmtcheck/dot.hpp"
 #include "fmtcheck/exact_value.hpp"
 #include "fmtcheck/facts.hpp"
 #include "fmtcheck/flags.hpp"
@@ -11,4 +13,5 @@
 #include "fmtcheck/parse_number.hpp"
 #include "fmtcheck/policy.hpp"
 #include "fmtcheck/round_to_format.hpp"
+#include "fmtcheck/types.hpp"
 #include "fmtcheck/unpacked.hpp"
