@@ -119,6 +119,9 @@ std::optional<Format> parse_format(std::string_view text, std::string* error) {
   f.storage_bits = width <= 8 ? 8 : width <= 16 ? 16 : width <= 32 ? 32 : 64;
   f.name = "e" + std::to_string(e) + "m" + std::to_string(m) + suffix;
   if (!bias_text.empty() || underscore != std::string_view::npos) f.name += "_b" + std::to_string(f.bias);
+  // "e4m3ieee" must not be named "e4m3", which names the OCP preset: a name
+  // has to parse back to its format.
+  if (f.specials == Specials::ieee && find_alias(f.name)) f.name += "ieee";
   // A spec that spells out a preset is that preset (e5m2 is OCP E5M2).
   for (const Format& preset : preset_formats()) {
     Format same = f;
