@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "fmtcheck/unpacked.hpp"
+#include "tensor_core_rounding.hpp"
 
 namespace fmtcheck {
 namespace {
@@ -81,12 +82,6 @@ Unpacked unpack_sum(std::uint64_t top64, int top_bits, bool sticky, bool negativ
   return x;
 }
 
-Unpacked to_unpacked(std::int64_t sum, int unit) {
-  const bool negative = sum < 0;
-  const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
-  return unpack_sum(m, std::bit_width(m), false, negative, unit);
-}
-
 Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
   using boost::multiprecision::cpp_int;
   const cpp_int m = boost::multiprecision::abs(sum);
@@ -97,27 +92,13 @@ Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
   return unpack_sum(static_cast<std::uint64_t>(m >> drop), 64, sticky, sum < 0, unit + drop);
 }
 
-// The format the fp32 result is rounded to: fp32 itself, or on Ada and Hopper
-// FP8 an fp32 whose last 23 - f fraction bits are always zero.
-Format fp32_with_fraction_bits(int f) {
-  if (f == formats::fp32.mantissa_bits) return formats::fp32;
-  Format r = formats::fp32;
-  r.name = "fp32-m" + std::to_string(f);
-  r.mantissa_bits = f;
-  r.pad_bits = formats::fp32.mantissa_bits - f;
-  return r;
-}
-
 std::uint64_t canonical_nan(const Format& out) {
   return out.to_storage(out.magnitude_mask());  // 0x7FFFFFFF, 0x7FFF
 }
 
 // One fused block: terms (products, then C) -> bits of `out`.
 Conversion round_block(const DotModel& model, std::span<const Term> terms, const Format& out) {
-  const bool fp32_out = out == formats::fp32;
-  Policy p;
-  p.rounding = fp32_out ? model.fp32_rounding : model.fp16_rounding;
-  const Format target = fp32_out ? fp32_with_fraction_bits(model.fp32_fraction_bits) : out;
+  const auto [target, p] = detail::block_rounding(model, out);
 
   int e_max = 0;
   int lsb_min = 0;
@@ -143,7 +124,7 @@ Conversion round_block(const DotModel& model, std::span<const Term> terms, const
   if (e_max + 2 - unit <= 40 && terms.size() < (std::size_t{1} << 23)) {
     const std::int64_t s = sum_aligned<std::int64_t>(terms, unit);
     if (s == 0) return round_to_format(zero, target, p);
-    sum = to_unpacked(s, unit);
+    sum = detail::fixed_point_value(s, unit);
   } else {
     const auto s = sum_aligned<boost::multiprecision::cpp_int>(terms, unit);
     if (s == 0) return round_to_format(zero, target, p);
@@ -154,6 +135,33 @@ Conversion round_block(const DotModel& model, std::span<const Term> terms, const
 }
 
 }  // namespace
+
+namespace detail {
+
+BlockRounding block_rounding(const DotModel& model, const Format& out) {
+  BlockRounding r{out, {}};
+  if (out == formats::fp32) {
+    r.policy.rounding = model.fp32_rounding;
+    // Ada and Hopper FP8 keep 13 fraction bits: an fp32 whose last bits are
+    // always zero, in fp32's own container.
+    if (model.fp32_fraction_bits != out.mantissa_bits) {
+      r.target.name = "fp32-m" + std::to_string(model.fp32_fraction_bits);
+      r.target.mantissa_bits = model.fp32_fraction_bits;
+      r.target.pad_bits = out.mantissa_bits - model.fp32_fraction_bits;
+    }
+  } else {
+    r.policy.rounding = model.fp16_rounding;
+  }
+  return r;
+}
+
+Unpacked fixed_point_value(std::int64_t sum, int unit) {
+  const bool negative = sum < 0;
+  const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
+  return unpack_sum(m, std::bit_width(m), false, negative, unit);
+}
+
+}  // namespace detail
 
 std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
   for (const Entry& e : entries) {
