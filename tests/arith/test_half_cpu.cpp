@@ -1,0 +1,124 @@
+// fp16 and bf16 in rne against the CPU. fp16: float arithmetic on the exact
+// float operands, then one rounding by F16C (_mm_cvtps_ph): float has
+// 24 >= 2*11+2 bits, so the double rounding is innocuous for +, -, *, / and
+// fp16 results never reach float's subnormal range. bf16: double arithmetic
+// (24 >= 2*8+2 easily; bf16 products reach 2^-266, below float's range), then
+// one rounding to bf16 by std::nearbyint in the CPU's default
+// round-to-nearest-even mode on the value scaled to the bf16 grid.
+//
+// The default build checks every 61st operand pair (70M per operation and
+// format); arith-half-cpu-all (label exhaustive) checks every pair of add and
+// mul, and of sub and div too.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cfenv>
+#include <cmath>
+#include <cpuid.h>
+#include <immintrin.h>
+
+#include "check.hpp"
+#include "fmtcheck/decode.hpp"
+#include "parallel.hpp"
+
+using namespace fmtcheck;
+using namespace fmtcheck::testing;
+
+namespace {
+
+#ifdef FMTCHECK_HALF_ALL_PAIRS
+constexpr std::uint64_t kStride = 1;
+#else
+constexpr std::uint64_t kStride = 61;
+#endif
+
+bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
+__attribute__((target("f16c"))) std::uint16_t f16c_round(float x) {
+  return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(x), _MM_FROUND_TO_NEAREST_INT), 0));
+}
+__attribute__((target("f16c"))) float f16c_widen(std::uint16_t h) {
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
+}
+
+// Round a double to bf16 with the CPU's nearest-even: the value divided by the
+// grid spacing of its binade is rounded to an integer by nearbyint (exact
+// power-of-two scaling), then checked against the range.
+std::uint16_t bf16_round(double x) {
+  if (std::isnan(x)) return 0x7FC0;
+  const bool negative = std::signbit(x);
+  const std::uint16_t sign = negative ? 0x8000 : 0;
+  const double a = std::fabs(x);
+  if (std::isinf(a)) return sign | 0x7F80;
+  const int e = std::max(std::ilogb(a), -126);  // binade; subnormals share 2^-126's spacing
+  const double spacing = std::ldexp(1.0, e - 7);
+  const double r = std::nearbyint(a / spacing) * spacing;
+  if (r >= 0x1p128) return sign | 0x7F80;
+  if (r == 0) return sign;
+  const auto f = std::bit_cast<std::uint32_t>(static_cast<float>(r));  // exact: r is a bf16 value
+  return sign | static_cast<std::uint16_t>(f >> 16);
+}
+double bf16_widen(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
+enum class Op { add, sub, mul, div };
+
+template <typename Cpu>
+void sweep(const Format& f, Op op, Cpu cpu) {
+  const std::uint64_t n = 65536;
+  const auto result = parallel_check(
+      n * n / kStride, [] { return 0; },
+      [&](int, std::uint64_t i, std::string& what) {
+        const std::uint64_t t = i * kStride, a = t >> 16, b = t & 0xFFFF;
+        const Conversion got = op == Op::add ? add(f, a, b)
+                               : op == Op::sub ? sub(f, a, b)
+                               : op == Op::mul ? mul(f, a, b)
+                                               : div(f, a, b);
+        const std::uint16_t want = cpu(static_cast<std::uint16_t>(a), static_cast<std::uint16_t>(b));
+        const bool both_nan = classify(f, got.bits) == ValueClass::nan && classify(f, want) == ValueClass::nan;
+        if (got.bits == want || both_nan) return true;  // NaN payloads: x86 picks by operand order
+        what = f.name + " " + hex(a) + " " + hex(b) + ": got " + hex(got.bits) + ", cpu " + hex(want);
+        return false;
+      });
+  CHECK_MESSAGE(result.count == 0, result.count, " mismatches; first: ",
+                result.examples.empty() ? "" : result.examples.front());
+}
+
+template <typename T>
+T apply(Op op, T x, T y) {
+  switch (op) {
+    case Op::add: return x + y;
+    case Op::sub: return x - y;
+    case Op::mul: return x * y;
+    case Op::div: return x / y;
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("fp16 rne against float arithmetic plus F16C") {
+  if (!cpu_has_f16c()) {
+    MESSAGE("skipped: this CPU has no F16C, the independent fp16 rounding");
+    return;
+  }
+  REQUIRE(std::fegetround() == FE_TONEAREST);
+  for (Op op : {Op::add, Op::sub, Op::mul, Op::div}) {
+    CAPTURE(static_cast<int>(op));
+    sweep(formats::fp16, op, [op](std::uint16_t a, std::uint16_t b) {
+      return f16c_round(apply(op, f16c_widen(a), f16c_widen(b)));
+    });
+  }
+}
+
+TEST_CASE("bf16 rne against double arithmetic plus nearbyint") {
+  REQUIRE(std::fegetround() == FE_TONEAREST);
+  for (Op op : {Op::add, Op::sub, Op::mul, Op::div}) {
+    CAPTURE(static_cast<int>(op));
+    sweep(formats::bf16, op, [op](std::uint16_t a, std::uint16_t b) {
+      return bf16_round(apply(op, bf16_widen(a), bf16_widen(b)));
+    });
+  }
+}
