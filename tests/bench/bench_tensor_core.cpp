@@ -1,0 +1,61 @@
+// Emulated tensor-core GEMM throughput: fused products per second (one
+// product = one a*b term of a block) under the Hopper models, against the
+// cost of the reference dot_product_add it is checked against.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "fmtcheck/gemm.hpp"
+#include "fmtcheck/tensor_core.hpp"
+
+namespace {
+
+using namespace fmtcheck;
+
+// Random codes with the top exponent bit clear: magnitudes below 2, no NaN,
+// no infinity, no overflow; zeros and subnormals included.
+std::vector<std::uint32_t> random_bits(const Format& f, std::size_t count) {
+  std::mt19937 rng(1);
+  const std::uint32_t top_exponent_bit = 1u << (f.mantissa_bits + f.exponent_bits - 1);
+  std::vector<std::uint32_t> out(count);
+  for (auto& v : out) {
+    v = static_cast<std::uint32_t>(f.to_storage((rng() & ((1u << f.width()) - 1)) & ~top_exponent_bit));
+  }
+  return out;
+}
+
+void gemm_square(benchmark::State& state, const char* model, const Format& input, std::size_t promote) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  GemmConfig g;
+  g.model = *find_tensor_core_model(model)->for_input(input);
+  g.input = input;
+  g.promote_every = promote;
+  const auto a = random_bits(input, n * n), b = random_bits(input, n * n);
+  std::vector<float> c(n * n, 0.0f), d(n * n);
+  for (auto _ : state) {
+    gemm(g, n, n, n, a, b, c, d);
+    benchmark::DoNotOptimize(d.data());
+  }
+  state.counters["products/s"] =
+      benchmark::Counter(static_cast<double>(n * n * n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_gemm_hopper_e4m3(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0); }
+void BM_gemm_hopper_e4m3_promote128(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 128); }
+void BM_gemm_hopper_bf16(benchmark::State& s) { gemm_square(s, "hopper", formats::bf16, 0); }
+BENCHMARK(BM_gemm_hopper_e4m3)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_hopper_e4m3_promote128)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_hopper_bf16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The reference path: one 32-long FP8 dot product through dot_product_add.
+void BM_reference_dot_e4m3(benchmark::State& state) {
+  const DotModel m = *find_tensor_core_model("hopper-wgmma")->for_input(formats::e4m3);
+  const auto bits = random_bits(formats::e4m3, 64);
+  const std::vector<std::uint64_t> a(bits.begin(), bits.begin() + 32), b(bits.begin() + 32, bits.end());
+  for (auto _ : state) benchmark::DoNotOptimize(dot_product_add(m, formats::e4m3, a, b, 0, formats::fp32));
+  state.counters["products/s"] = benchmark::Counter(32, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_reference_dot_e4m3);
+
+}  // namespace
