@@ -1,0 +1,100 @@
+// fp16 and bf16: every operation under every policy of policies.hpp against
+// the exact Boost reference, bits and flags, on random operands mixed with
+// boundary operands (zeros, the smallest and largest subnormals and normals,
+// max, infinities, NaNs, values near 1 and near the overflow threshold).
+// sqrt takes every operand. FMTCHECK_ARITH_RANDOM sets the number of random
+// cases per operation, format and policy (default 4000, about 10^6 in all;
+// 10^8 in all is FMTCHECK_ARITH_RANDOM=400000 and takes hours on 2 cores).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "check.hpp"
+#include "parallel.hpp"
+#include "reference_ops.hpp"
+
+using namespace fmtcheck;
+using namespace fmtcheck::testing;
+
+namespace {
+
+std::uint64_t random_count() {
+  const char* env = std::getenv("FMTCHECK_ARITH_RANDOM");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : 4000;
+}
+
+std::vector<Policy> all_policies() {
+  auto out = arithmetic_policies();
+  for (const Policy& p : single_axis_policies()) out.push_back(p);
+  return out;
+}
+
+// Boundary magnitudes of a 16-bit IEEE-like format, both signs.
+std::vector<std::uint64_t> boundary_codes(const Format& f) {
+  const std::uint64_t m = std::uint64_t{1} << f.mantissa_bits;
+  const std::uint64_t inf = f.infinity_code();
+  const std::uint64_t one = static_cast<std::uint64_t>(f.bias) << f.mantissa_bits;
+  std::vector<std::uint64_t> mags = {0, 1, 2, m - 1, m, m + 1, inf - 1, inf - 2, inf, inf + 1, inf | (m >> 1),
+                                     one, one + 1, one - 1, inf - m, inf - m - 1};
+  std::vector<std::uint64_t> out;
+  for (auto c : mags) {
+    out.push_back(c);
+    out.push_back(c | f.sign_bit());
+  }
+  return out;
+}
+
+// Operand k of case i: a boundary code for a third of the cases, else random.
+struct Operands {
+  explicit Operands(const Format& f) : boundary(boundary_codes(f)) {}
+  std::uint64_t pick(std::mt19937_64& rng) {
+    const std::uint64_t r = rng();
+    return (r % 3 == 0) ? boundary[(r >> 8) % boundary.size()] : (r >> 16) & 0xFFFF;
+  }
+  std::vector<std::uint64_t> boundary;
+};
+
+void random_cases(const Format& f, const Policy& p, std::uint64_t seed) {
+  const auto result = parallel_check(
+      random_count(), [&] { return reference::Table(f); },
+      [&](reference::Table& table, std::uint64_t i, std::string& what) {
+        reference::Arithmetic ref(table);
+        ref.set_policy(p);
+        std::mt19937_64 rng(seed * 1000003 + i);
+        Operands ops(f);
+        const std::uint64_t a = ops.pick(rng), b = ops.pick(rng), c = ops.pick(rng);
+        return agrees(add(f, a, b, p), ref.add(a, b), "add", f, p, {a, b}, what) &&
+               agrees(sub(f, a, b, p), ref.sub(a, b), "sub", f, p, {a, b}, what) &&
+               agrees(mul(f, a, b, p), ref.mul(a, b), "mul", f, p, {a, b}, what) &&
+               agrees(div(f, a, b, p), ref.div(a, b), "div", f, p, {a, b}, what) &&
+               agrees(fma(f, a, b, c, p), ref.fma(a, b, c), "fma", f, p, {a, b, c}, what);
+      });
+  CHECK_MESSAGE(result.count == 0, f.name, " ", policy_text(p), ": ", result.count, " mismatches; first: ",
+                result.examples.empty() ? "" : result.examples.front());
+}
+
+}  // namespace
+
+TEST_CASE("fp16 and bf16: add, sub, mul, div, fma on random and boundary operands, every policy") {
+  std::uint64_t seed = 1;
+  for (const Format& f : {formats::fp16, formats::bf16}) {
+    for (const Policy& p : all_policies()) random_cases(f, p, seed++);
+  }
+}
+
+TEST_CASE("fp16 and bf16: sqrt of every operand, every policy") {
+  for (const Format& f : {formats::fp16, formats::bf16}) {
+    for (const Policy& p : all_policies()) {
+      const auto result = parallel_check(
+          65536, [&] { return reference::Table(f); },
+          [&](reference::Table& table, std::uint64_t a, std::string& what) {
+            reference::Arithmetic ref(table);
+            ref.set_policy(p);
+            return agrees(sqrt(f, a, p), ref.sqrt(a), "sqrt", f, p, {a}, what);
+          });
+      CHECK_MESSAGE(result.count == 0, f.name, " ", policy_text(p), ": ", result.count, " mismatches; first: ",
+                    result.examples.empty() ? "" : result.examples.front());
+    }
+  }
+}
