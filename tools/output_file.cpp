@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "command.hpp"
@@ -20,6 +21,10 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   const int fd = mkstemp(pattern.data());
   if (fd < 0) throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
   temp_path_ = pattern;
+  // mkstemp creates 0600; give the file the permissions a plain fopen would.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
   stream_ = fdopen(fd, "wb");
   if (!stream_) {
     ::close(fd);

@@ -10,6 +10,15 @@ namespace fmtcheck {
 
 using boost::multiprecision::cpp_int;
 
+std::string to_hex(const Format& f, std::uint64_t bits) {
+  static const char digits[] = "0123456789abcdef";
+  const int width = (f.storage_bits + 3) / 4;
+  std::string s(static_cast<std::size_t>(width) + 2, '0');
+  s[1] = 'x';
+  for (int i = 0; i < width; ++i) s[s.size() - 1 - i] = digits[(bits >> (4 * i)) & 15];
+  return s;
+}
+
 double to_double(const Format& f, std::uint64_t bits) {
   const Unpacked x = unpack(f, bits);
   double v = 0;

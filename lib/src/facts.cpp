@@ -3,22 +3,15 @@
 #include "fmtcheck/facts.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "fmtcheck/decode.hpp"
 
 namespace fmtcheck {
 namespace {
 
-std::string hex(const Format& f, std::uint64_t bits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", (f.storage_bits + 3) / 4, static_cast<unsigned long long>(bits));
-  return buf;
-}
-
 std::string range(const Format& f, std::uint64_t lo, std::uint64_t hi) {
-  if (lo == hi) return hex(f, f.to_storage(lo));
-  return hex(f, f.to_storage(lo)) + "-" + hex(f, f.to_storage(hi));
+  if (lo == hi) return to_hex(f, f.to_storage(lo));
+  return to_hex(f, f.to_storage(lo)) + "-" + to_hex(f, f.to_storage(hi));
 }
 
 }  // namespace
@@ -54,12 +47,12 @@ FormatFacts facts(const Format& f) {
     }
     case Specials::fn:
       r.nan_codes = f.is_signed ? 2 : 1;
-      r.nan_encodings = hex(f, f.to_storage(f.magnitude_mask()));
-      if (f.is_signed) r.nan_encodings += ", " + hex(f, f.to_storage(f.sign_bit() | f.magnitude_mask()));
+      r.nan_encodings = to_hex(f, f.to_storage(f.magnitude_mask()));
+      if (f.is_signed) r.nan_encodings += ", " + to_hex(f, f.to_storage(f.sign_bit() | f.magnitude_mask()));
       break;
     case Specials::fnuz:
       r.nan_codes = 1;
-      r.nan_encodings = hex(f, f.to_storage(f.sign_bit()));
+      r.nan_encodings = to_hex(f, f.to_storage(f.sign_bit()));
       break;
     case Specials::none:
       r.nan_encodings = "none";

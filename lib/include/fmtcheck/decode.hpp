@@ -9,6 +9,9 @@
 
 namespace fmtcheck {
 
+// Container bits in hex, zero-padded to the container width: "0x3c00".
+std::string to_hex(const Format& f, std::uint64_t bits);
+
 // Every format fmtcheck knows fits in double, so this is exact (NaN keeps its sign).
 double to_double(const Format& f, std::uint64_t bits);
 // The exact value in decimal, all digits ("0.000000059604644775390625"), or

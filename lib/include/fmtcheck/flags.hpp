@@ -17,7 +17,7 @@ enum class Flag : std::uint8_t {
   invalid,
   divide_by_zero,
   // ML events
-  saturated,     // result is +-max finite because the input exceeded it (or was infinite)
+  saturated,     // result is +-max finite because the rounded input overflowed (or was infinite)
   flushed,       // a subnormal input (daz) or tiny result (ftz) was replaced by zero
   tiny_to_zero,  // a nonzero finite input gave a zero result
   subnormal,     // the result is a nonzero subnormal

@@ -12,6 +12,7 @@
 #include "fmtcheck/nan_rules.hpp"
 #include "fmtcheck/parse_number.hpp"
 #include "fmtcheck/policy.hpp"
+#include "fmtcheck/random.hpp"
 #include "fmtcheck/round_to_format.hpp"
 #include "fmtcheck/types.hpp"
 #include "fmtcheck/unpacked.hpp"

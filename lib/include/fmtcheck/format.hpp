@@ -59,8 +59,9 @@ struct Format {
 
   // Container bits <-> code: tf32 lives in the top 19 bits of a float32.
   [[nodiscard]] std::uint64_t to_storage(std::uint64_t code) const { return code << pad_bits; }
-  [[nodiscard]] std::uint64_t from_storage(std::uint64_t bits) const {
-    return (bits >> pad_bits) & ((std::uint64_t{1} << width()) - 1);
+  [[nodiscard]] std::uint64_t from_storage(std::uint64_t bits) const { return (bits >> pad_bits) & code_mask(); }
+  [[nodiscard]] std::uint64_t code_mask() const {
+    return width() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width()) - 1;
   }
   [[nodiscard]] std::uint64_t storage_mask() const {
     return storage_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << storage_bits) - 1;
