@@ -1,0 +1,102 @@
+// Batch conversion of 2^24 float32 values, beside the references measured in
+// the same run: memcpy of the same input (the memory limit) and the CPU's own
+// F16C instruction (the hardware limit for fp32 -> fp16). Read results as
+// ratios to those, never as absolute numbers: these machines are noisy.
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <bit>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "fmtcheck/convert.hpp"
+
+namespace {
+
+using namespace fmtcheck;
+
+constexpr std::size_t kCount = std::size_t{1} << 24;
+
+// Normally distributed values of varied scale, as in real tensors, with a
+// sprinkling of subnormals, overflows, infinities and NaNs.
+const std::vector<float>& inputs() {
+  static const std::vector<float> values = [] {
+    std::mt19937 rng(42);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_int_distribution<int> scale(-20, 20);
+    std::vector<float> v(kCount);
+    for (auto& x : v) x = std::ldexp(normal(rng), scale(rng));
+    for (std::size_t i = 0; i < kCount; i += 997) v[i] = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+    return v;
+  }();
+  return values;
+}
+
+void set_items(benchmark::State& state) {
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kCount));
+}
+
+template <typename Out>
+void convert_to(benchmark::State& state, const Format& to, Policy policy) {
+  const auto& in = inputs();
+  std::vector<Out> out(kCount);
+  for (auto _ : state) {
+    const FlagCounts counts = convert_batch(in, to, policy, std::span<Out>(out));
+    benchmark::DoNotOptimize(counts);
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_items(state);
+}
+
+void reference_memcpy(benchmark::State& state) {
+  const auto& in = inputs();
+  std::vector<float> out(kCount);
+  for (auto _ : state) {
+    std::memcpy(out.data(), in.data(), kCount * sizeof(float));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_items(state);
+}
+
+__attribute__((target("avx2,f16c"))) void f16c_loop(const float* in, std::uint16_t* out, std::size_t n) {
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+}
+
+void reference_f16c(benchmark::State& state) {
+  if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx2")) {
+    state.SkipWithError("this CPU has no F16C/AVX2");
+    return;
+  }
+  const auto& in = inputs();
+  std::vector<std::uint16_t> out(kCount);
+  for (auto _ : state) {
+    f16c_loop(in.data(), out.data(), kCount);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_items(state);
+}
+
+BENCHMARK(reference_memcpy)->Name("reference/memcpy")->Unit(benchmark::kMillisecond);
+BENCHMARK(reference_f16c)->Name("reference/f16c")->Unit(benchmark::kMillisecond);
+
+// Formats are read when the benchmark runs, not at registration, so the
+// presets' static initialisation order does not matter.
+const bool registered = [] {
+  benchmark::RegisterBenchmark("convert/fp16/rne", [](benchmark::State& s) { convert_to<std::uint16_t>(s, formats::fp16, {}); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("convert/bf16/rne", [](benchmark::State& s) { convert_to<std::uint16_t>(s, formats::bf16, {}); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("convert/e4m3/rne", [](benchmark::State& s) { convert_to<std::uint8_t>(s, formats::e4m3, {}); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("convert/e5m2/rne", [](benchmark::State& s) { convert_to<std::uint8_t>(s, formats::e5m2, {}); })
+      ->Unit(benchmark::kMillisecond);
+  return true;
+}();
+
+}  // namespace
