@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what fmtcheck needs on Debian 12, skipping what is already there:
+# the Debian packages for building, and a virtual environment (.venv) with
+# the Python oracles (numpy, ml_dtypes, gfloat) and notebook tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libboost-dev libfmt-dev doctest-dev
+          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Python the tests run under; Debian's system Python refuses pip installs.
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+stamp=.venv/.requirements-installed
+if [ ! -f "$stamp" ] || ! cmp -s scripts/requirements.txt "$stamp"; then
+  echo "installing Python packages into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements.txt
+  cp scripts/requirements.txt "$stamp"
+fi
