@@ -1,0 +1,28 @@
+"""Runs the fmtcheck CLI under test ($FMTCHECK_CLI, set by ctest)."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def fmtcheck():
+    path = os.environ.get("FMTCHECK_CLI")
+    if not path or not pathlib.Path(path).is_file():
+        pytest.exit(f"FMTCHECK_CLI must name the built fmtcheck executable (got {path!r})", returncode=3)
+
+    def run(*args, stdin=None):
+        return subprocess.run([path, *map(str, args)], input=stdin, capture_output=True, timeout=120)
+    return run
+
+
+def assert_usage_error(result, *words):
+    """Bad input: exit 2, nothing on stdout, one line on stderr naming the problem."""
+    err = result.stderr.decode()
+    assert result.returncode == 2, (result.returncode, err)
+    assert result.stdout == b""
+    assert err.endswith("\n") and err.count("\n") == 1, f"expected one line on stderr, got {err!r}"
+    assert err.startswith("fmtcheck: "), err
+    for w in words:
+        assert w in err, f"{w!r} not in {err!r}"

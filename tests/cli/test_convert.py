@@ -1,0 +1,128 @@
+"""`fmtcheck convert`: one value at a time. Every expected result is worked
+out by hand from the format's layout (DESIGN.md) and, where the value needs
+it, checked with Python's exact fractions."""
+import json
+from fractions import Fraction
+
+import pytest
+
+from conftest import assert_usage_error
+
+
+def convert_json(fmtcheck, *args):
+    r = fmtcheck("convert", "--json", *args)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+# (input, target, policy options, expected bits)
+CASES = [
+    # 0.1 = 1.6 * 2^-4; fp16 keeps 10 fraction bits: 0.6 * 1024 = 614.4 -> 614;
+    # exponent field 15 - 4 = 11: (11 << 10) | 614 = 0x2e66.
+    ("0.1", "fp16", [], "0x2e66"),
+    # DESIGN.md: 464 is the tie between 448 and the NaN code and goes to 448;
+    # anything above overflows: NaN without saturation, 448 with.
+    ("464", "e4m3", [], "0x7e"),
+    ("464.001", "e4m3", [], "0x7f"),
+    ("464.001", "e4m3", ["--overflow", "sat"], "0x7e"),
+    ("-inf", "e4m3", [], "0xff"),
+    ("inf", "e4m3", ["--overflow", "sat"], "0x7e"),
+    # e5m2: max 57344 (0x7b); 61440 is the tie between it and 65536 -> inf.
+    ("61439.99", "e5m2", [], "0x7b"),
+    ("61440", "e5m2", [], "0x7c"),
+    # The decimal is exact, never a double: 1 + 2^-11 + 10^-20 is just above
+    # the fp16 tie between 1 (0x3c00) and 1 + 2^-10, so it rounds up; as a
+    # double it would be the tie itself and round to even, 0x3c00.
+    ("1.00048828125000000001", "fp16", [], "0x3c01"),
+    ("1.00048828125", "fp16", [], "0x3c00"),
+    # 1.0625 lies halfway between e4m3's 1 (0x38) and 1.125 (0x39).
+    ("1.0625", "e4m3", ["--round", "rne"], "0x38"),
+    ("1.0625", "e4m3", ["--round", "rna"], "0x39"),
+    ("1.0625", "e4m3", ["--round", "rtz"], "0x38"),
+    ("1.0625", "e4m3", ["--round", "rup"], "0x39"),
+    ("-1.0625", "e4m3", ["--round", "rup"], "0xb8"),
+    ("-1.0625", "e4m3", ["--round", "rdn"], "0xb9"),
+    # Round to odd: truncate to 1 (even code 0x38), inexact -> set the last bit.
+    ("1.0625", "e4m3", ["--round", "rto"], "0x39"),
+    ("1.125", "e4m3", ["--round", "rto"], "0x39"),
+    # Stochastic with one random bit: the discarded half is 1 in binary; it
+    # rounds away iff half + random >= 1.
+    ("1.0625", "e4m3", ["--round", "sr", "--sr-bits", "1", "--sr-random", "0"], "0x38"),
+    ("1.0625", "e4m3", ["--round", "sr", "--sr-bits", "1", "--sr-random", "1"], "0x39"),
+    # MX: no NaN, no inf; overflow always saturates (e2m1 max 6 = 0x7).
+    ("100", "e2m1", [], "0x07"),
+    ("-0.25", "e2m1", [], "0x08"),  # the tie between -0 and -0.5 goes to the even code: -0
+    # E8M0: powers of two; 3 = 1.5 * 2 ties between codes 128 and 129 -> even.
+    ("3", "e8m0", [], "0x80"),
+    ("6", "e8m0", [], "0x82"),
+    ("-1", "e8m0", [], "0xff"),
+]
+
+
+@pytest.mark.parametrize("value,target,policy,bits", CASES)
+def test_hand_worked_values(fmtcheck, value, target, policy, bits):
+    # "--" lets a value such as -inf, which looks like an option, through.
+    (row,) = convert_json(fmtcheck, "--to", target, *policy, "--", value)
+    assert row["bits"] == bits, row
+
+
+def test_tf32_rna_rne_rtz(fmtcheck):
+    # tf32 keeps float32's top 10 fraction bits (ulp 0x2000 in the float32
+    # bits); 0x3f801000 is exactly halfway between 0x3f800000 and 0x3f802000.
+    for policy, bits in [("rna", "0x3f802000"), ("rne", "0x3f800000"), ("rtz", "0x3f800000")]:
+        (row,) = convert_json(fmtcheck, "--from", "fp32", "0x3f801000", "--to", "tf32", "--round", policy)
+        assert row["bits"] == bits, policy
+
+
+def test_error_and_flags_of_0_1_to_fp16(fmtcheck):
+    (row,) = convert_json(fmtcheck, "0.1", "--to", "fp16")
+    value = Fraction(1638, 2**14)  # (1024 + 614) / 1024 * 2^-4
+    assert Fraction(row["value"]) == value
+    # |value - 0.1| = 1/40960 exactly; JSON carries the nearest double.
+    assert row["abs_error"] == float(abs(value - Fraction(1, 10)))
+    assert row["flags"] == ["inexact"]
+    # ulp of fp16 in [2^-4, 2^-3) is 2^-14: the error is 0.4 ulp (rounded to double).
+    assert row["ulp_error"] == pytest.approx(0.4, rel=1e-15)
+
+
+def test_underflow_to_zero_flags(fmtcheck):
+    # 1e-10 is far below half of fp16's min subnormal 2^-24.
+    (row,) = convert_json(fmtcheck, "1e-10", "--to", "fp16")
+    assert row["bits"] == "0x0000"
+    assert set(row["flags"]) == {"inexact", "underflow", "tiny_to_zero"}
+
+
+def test_bits_input_from_another_format(fmtcheck):
+    rows = convert_json(fmtcheck, "--from", "fp16", "0x3c00", "0x7c00", "0xfe00", "--to", "e4m3")
+    assert [r["bits"] for r in rows] == ["0x38", "0x7f", "0xff"]  # 1, inf -> NaN (no inf), -NaN
+
+
+def test_table_output(fmtcheck):
+    r = fmtcheck("convert", "448", "--to", "e4m3")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].startswith("to e4m3 (")
+    assert lines[2].split()[:3] == ["448", "0x7e", "448"]
+
+
+@pytest.mark.parametrize("args,words", [
+    (["1", "--to", "e4m3q"], ["e4m3q"]),                                  # unknown format
+    (["1.2.3", "--to", "fp16"], ["1.2.3"]),                               # malformed number
+    (["0x1.8q3", "--to", "fp16"], ["0x1.8q3"]),
+    (["", "--to", "fp16"], []),
+    (["1", "--to", "fp16", "--round", "nearest"], ["--round", "nearest"]),
+    (["1", "--to", "fp16", "--overflow", "clamp"], ["--overflow", "clamp"]),
+    (["1", "--to", "fp16", "--subnormals", "flush"], ["--subnormals"]),
+    (["1", "--to", "fp16", "--tininess", "never"], ["--tininess"]),
+    (["1", "--to", "fp16", "--nan", "arm"], ["--nan"]),
+    (["1", "--to", "fp16", "--sr-bits", "4"], ["--sr-bits"]),              # sr bits without sr
+    (["1", "--to", "fp16", "--round", "sr"], ["--sr-bits"]),               # sr without bits
+    (["1", "--to", "fp16", "--round", "sr", "--sr-bits", "2", "--sr-random", "4"], ["--sr-random"]),
+    (["1", "--to", "fp16", "--round", "sr", "--sr-bits", "33"], ["--sr-bits"]),
+    (["--from", "fp16", "0x1ffff", "--to", "e4m3"], ["0x1ffff"]),        # too wide for fp16
+    (["--from", "fp16", "12x", "--to", "e4m3"], ["12x"]),                # malformed bits
+    (["--from", "tf32", "0x3f800001", "--to", "e4m3"], ["0x3f800001"]),  # tf32 padding bits set
+    (["1"], ["--to"]),                                                     # missing option
+])
+def test_bad_input(fmtcheck, args, words):
+    assert_usage_error(fmtcheck("convert", *args), *words)

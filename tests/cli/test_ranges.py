@@ -1,0 +1,71 @@
+"""`fmtcheck ranges` against the DESIGN.md reference table (hand-checked
+against the OCP FP8 / MX specifications and IEEE 754)."""
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import assert_usage_error
+
+# format: (max finite, min normal, min subnormal or None, inf bits or None)
+REFERENCE = {
+    "fp16": (65504.0, 2.0**-14, 2.0**-24, "0x7c00"),
+    "bf16": ((2 - 2.0**-7) * 2.0**127, 2.0**-126, 2.0**-133, "0x7f80"),
+    "tf32": ((2 - 2.0**-10) * 2.0**127, 2.0**-126, 2.0**-136, "0x7f800000"),
+    "e4m3": (448.0, 2.0**-6, 2.0**-9, None),
+    "e5m2": (57344.0, 2.0**-14, 2.0**-16, "0x7c"),
+    "e4m3fnuz": (240.0, 2.0**-7, 2.0**-10, None),
+    "e5m2fnuz": (57344.0, 2.0**-15, 2.0**-17, None),
+    "e2m3": (7.5, 1.0, 0.125, None),
+    "e3m2": (28.0, 0.25, 0.0625, None),
+    "e2m1": (6.0, 1.0, 0.5, None),
+    "e8m0": (2.0**127, 2.0**-127, None, None),
+}
+
+
+def test_json_matches_reference_table(fmtcheck):
+    r = fmtcheck("ranges", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {row["format"]: row for row in json.loads(r.stdout)}
+    assert set(REFERENCE) <= set(rows)
+    for name, (max_finite, min_normal, min_sub, inf) in REFERENCE.items():
+        row = rows[name]
+        assert (row["max_finite"], row["min_normal"], row["min_subnormal"], row["inf"]) == \
+            (max_finite, min_normal, min_sub, inf), name
+
+
+def test_nan_codes_match_reference_table(fmtcheck):
+    # fp16: exponent all ones, mantissa != 0, either sign: 2 * 1023. e4m3:
+    # S.1111.111 only. e5m2: S.11111.{01,10,11}. fnuz: 0x80 only. MX FP6/FP4: none.
+    expected = {"fp16": 2 * 1023, "e4m3": 2, "e5m2": 6, "e4m3fnuz": 1, "e5m2fnuz": 1, "e2m3": 0, "e2m1": 0,
+                "e8m0": 1}
+    r = fmtcheck("ranges", "--formats", ",".join(expected), "--json")
+    assert r.returncode == 0, r.stderr
+    assert {row["format"]: row["nan_codes"] for row in json.loads(r.stdout)} == expected
+
+
+def test_user_format_spec(fmtcheck):
+    # e3m4fn: bias 3; the top code 0.111.1110 is 2^(7-3) * (1 + 14/16) = 30;
+    # min normal 2^(1-3); min subnormal 2^-2 * 2^-4.
+    r = fmtcheck("ranges", "--formats", "e3m4fn", "--csv")
+    assert r.returncode == 0, r.stderr
+    (row,) = list(csv.DictReader(io.StringIO(r.stdout.decode())))
+    assert (row["format"], row["bias"], float(row["max_finite"]), float(row["min_normal"]),
+            float(row["min_subnormal"])) == ("e3m4fn", "3", 30.0, 0.25, 2.0**-6)
+
+
+def test_table_lists_every_preset(fmtcheck):
+    r = fmtcheck("ranges")
+    assert r.returncode == 0, r.stderr
+    names = {line.split()[0] for line in r.stdout.decode().splitlines()[1:] if line.strip()}
+    assert set(REFERENCE) | {"fp64", "fp32"} <= names
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--formats", "fp16,e9m9x"], ["e9m9x"]),
+    (["--formats", ","], ["empty format list"]),
+    (["--csv", "--json"], ["excludes"]),
+])
+def test_bad_input(fmtcheck, args, words):
+    assert_usage_error(fmtcheck("ranges", *args), *words)
