@@ -1,0 +1,47 @@
+// Shared by the .npy, safetensors and raw readers: once a header has been
+// parsed, every tensor is a run of fixed-width elements at a byte offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fmtcheck/tensor_io.hpp"
+
+namespace fmtcheck::detail {
+
+// Throws TensorFileError "PATH: PROBLEM".
+[[noreturn]] void fail(const std::string& path, const std::string& problem);
+
+class BinaryTensorFile final : public TensorFile {
+ public:
+  // Opens the file for reading (TensorFileError when missing or unreadable).
+  explicit BinaryTensorFile(const std::string& path);
+  ~BinaryTensorFile() override;
+  BinaryTensorFile(const BinaryTensorFile&) = delete;
+  BinaryTensorFile& operator=(const BinaryTensorFile&) = delete;
+
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  // Reads exactly `bytes` at `offset`, or fails with "truncated".
+  void read_at(std::uint64_t offset, void* out, std::size_t bytes) const;
+  // Declares a tensor stored at `offset`; checks it lies inside the file.
+  void add_tensor(TensorInfo info, std::uint64_t offset, bool big_endian);
+  void mark_skipped(std::string name) { skipped_.push_back(std::move(name)); }
+
+  void for_each_chunk(std::size_t index, std::size_t chunk_size,
+                      const std::function<void(std::span<const float>)>& consume) const override;
+
+ private:
+  struct Location {
+    std::uint64_t offset;
+    bool big_endian;
+  };
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  std::vector<Location> locations_;
+};
+
+// Bytes per element of a storage format (1, 2, 4 or 8).
+std::size_t element_bytes(const Format& f);
+
+}  // namespace fmtcheck::detail

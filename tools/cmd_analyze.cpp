@@ -1,0 +1,341 @@
+// fmtcheck analyze: what each format (and scale) does to every tensor of
+// some files: counts, errors, amax, binade histogram, best power-of-two
+// scale. Files are opened (and their headers checked) before any work, and
+// output files are written only once everything succeeded.
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "command.hpp"
+#include "fmtcheck/analysis.hpp"
+#include "fmtcheck/decode.hpp"
+#include "fmtcheck/scaling.hpp"
+#include "options.hpp"
+#include "output_file.hpp"
+#include "progress.hpp"
+#include "table.hpp"
+#include "tensor_options.hpp"
+
+namespace fmtcheck::cli {
+namespace {
+
+struct AnalyzeArgs {
+  std::vector<std::string> paths;
+  std::string formats = "fp16,bf16,e4m3,e5m2";
+  PolicyOptions policy;
+  std::uint64_t seed = 0;
+  std::string scale = "none";
+  int block = 0;
+  std::string scale_rule = "ocp";
+  std::string tensors;
+  ReadArgs read;
+  std::string csv, histogram_csv, json;
+};
+
+// --scale none | auto | amax[:MARGIN] | pow2:N
+struct ScaleSpec {
+  enum class Kind { none, automatic, amax, pow2 } kind = Kind::none;
+  int n = 0;  // margin or exponent
+};
+
+ScaleSpec parse_scale(const std::string& text) {
+  const auto number = [&](const std::string& s) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size()) throw UsageError("bad --scale '" + text + "': expected none, auto, amax[:MARGIN] or pow2:N");
+    return v;
+  };
+  if (text == "none") return {};
+  if (text == "auto") return {ScaleSpec::Kind::automatic, 0};
+  if (text == "amax") return {ScaleSpec::Kind::amax, 0};
+  if (text.rfind("amax:", 0) == 0) return {ScaleSpec::Kind::amax, number(text.substr(5))};
+  if (text.rfind("pow2:", 0) == 0) {
+    const int n = number(text.substr(5));
+    if (n < -126 || n > 127) throw UsageError("--scale pow2:N needs N in [-126, 127] (a normal float32 scale)");
+    return {ScaleSpec::Kind::pow2, n};
+  }
+  throw UsageError("bad --scale '" + text + "': expected none, auto, amax[:MARGIN] or pow2:N");
+}
+
+BlockScaleRule parse_rule(const std::string& text) {
+  if (text == "ocp") return BlockScaleRule::ocp;
+  if (text == "ceil") return BlockScaleRule::ceil;
+  if (text == "rne") return BlockScaleRule::rne;
+  throw UsageError("bad --scale-rule '" + text + "': expected ocp, ceil or rne");
+}
+
+double max_finite(const Format& f) { return to_double(f, f.to_storage(f.max_finite_code())); }
+
+float scale_for(const ScaleSpec& spec, double amax, const Format& f) {
+  switch (spec.kind) {
+    case ScaleSpec::Kind::none: return 1.0f;
+    case ScaleSpec::Kind::pow2: return std::ldexp(1.0f, spec.n);
+    case ScaleSpec::Kind::automatic: return std::ldexp(1.0f, best_pow2_exponent(amax, f).value_or(0));
+    case ScaleSpec::Kind::amax:
+      return fp8_scale_from_amax(static_cast<float>(amax), static_cast<float>(max_finite(f)), spec.n, 1.0f);
+  }
+  return 1.0f;
+}
+
+// One tensor under one format: the measures, in the order the CSV lists them.
+struct Result {
+  std::string file, tensor, format, scale;
+  std::vector<std::pair<std::string, double>> measures;
+};
+
+struct TensorHistogram {
+  std::string file, tensor;
+  std::map<int, std::uint64_t> binades;
+};
+
+std::vector<std::pair<std::string, double>> measures_of(const ConversionStats& s, const InputSummary& in) {
+  const auto u = [](std::uint64_t v) { return static_cast<double>(v); };
+  return {{"values", u(s.values)},
+          {"exact", u(s.exact)},
+          {"inexact", u(s.inexact)},
+          {"overflow", u(s.overflow)},
+          {"saturated", u(s.saturated)},
+          {"underflow_to_zero", u(s.underflow_to_zero)},
+          {"subnormal", u(s.subnormal)},
+          {"flushed", u(s.flushed)},
+          {"nan_in", u(s.nan_in)},
+          {"inf_in", u(s.inf_in)},
+          {"nan_produced", u(s.nan_produced)},
+          {"max_abs_error", s.max_abs_error},
+          {"max_rel_error", s.max_rel_error},
+          {"mean_rel_error", s.mean_rel_error()},
+          {"rms_rel_error", s.rms_rel_error()},
+          {"amax", in.amax}};
+}
+
+std::string scale_label(float scale) { return shortest(scale); }
+
+// Counts in full, other numbers to four significant digits: enough to read
+// a table (the CSV keeps every digit).
+std::string compact(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
+class Analyzer {
+ public:
+  explicit Analyzer(const AnalyzeArgs& args)
+      : args_(args),
+        formats_(parse_format_list(args.formats)),
+        policy_(to_policy(args.policy)),
+        scale_(parse_scale(args.scale)),
+        rule_(parse_rule(args.scale_rule)) {
+    if (args.block < 0) throw UsageError("--block must be positive");
+    if (args.block > 0 && scale_.kind != ScaleSpec::Kind::none) {
+      throw UsageError("--block sets per-block scales; it cannot be combined with --scale " + args.scale);
+    }
+    if (!args.tensors.empty()) {
+      try {
+        filter_ = std::regex(args.tensors);
+      } catch (const std::regex_error& e) {
+        throw UsageError("bad --tensors regex '" + args.tensors + "': " + e.what());
+      }
+    }
+  }
+
+  void run() {
+    const ReadOptions read = to_read_options(args_.read);
+    std::vector<std::unique_ptr<TensorFile>> files;
+    std::uint64_t total = 0;
+    for (const std::string& path : args_.paths) {
+      files.push_back(open_tensors(path, read));
+      if (!files.back()->skipped().empty()) {
+        std::string names;
+        for (const std::string& n : files.back()->skipped()) names += (names.empty() ? "" : ", ") + n;
+        std::fprintf(stderr, "note: %s: skipped tensors that are not floating point: %s\n", path.c_str(), names.c_str());
+      }
+      for (const TensorInfo& t : files.back()->tensors()) total += selected(t) ? 2 * t.count : 0;
+    }
+    Progress progress("analyze", total);
+    std::uint64_t done = 0;
+    for (const auto& file : files) {
+      for (std::size_t i = 0; i < file->tensors().size(); ++i) {
+        if (selected(file->tensors()[i])) analyze_tensor(*file, i, progress, done);
+      }
+    }
+    if (results_.empty()) throw UsageError("no tensors to analyze" + (args_.tensors.empty() ? "" : " (none matches --tensors '" + args_.tensors + "')"));
+  }
+
+  void print_table() const {
+    Table table({"file", "tensor", "format", "scale", "values", "exact", "overflow", "saturated", "underflow",
+                 "subnormal", "max rel err", "rms rel err", "amax", "best pow2 scale"});
+    for (const Result& r : results_) {
+      const auto get = [&](const std::string& name) -> std::string {
+        for (const auto& [m, v] : r.measures) {
+          if (m == name) return compact(v);
+        }
+        return "-";
+      };
+      table.add_row({r.file, r.tensor, r.format, r.scale, get("values"), get("exact"), get("overflow"), get("saturated"),
+                     get("underflow_to_zero"), get("subnormal"), get("max_rel_error"), get("rms_rel_error"), get("amax"),
+                     get("best_pow2_scale")});
+    }
+    std::printf("policy %s\n%s", describe(policy_).c_str(), table.aligned().c_str());
+  }
+
+  void write_outputs() const {
+    // Build every output first, then commit them together: an error leaves no file.
+    std::vector<std::pair<std::unique_ptr<OutputFile>, std::string>> outputs;
+    if (!args_.csv.empty()) {
+      Table t({"file", "tensor", "format", "scale", "measure", "value"});
+      for (const Result& r : results_) {
+        for (const auto& [m, v] : r.measures) t.add_row({r.file, r.tensor, r.format, r.scale, m, shortest(v)});
+      }
+      outputs.emplace_back(std::make_unique<OutputFile>(args_.csv), t.csv());
+    }
+    if (!args_.histogram_csv.empty()) {
+      Table t({"file", "tensor", "binade", "count"});
+      for (const TensorHistogram& h : histograms_) {
+        for (const auto& [b, n] : h.binades) t.add_row({h.file, h.tensor, std::to_string(b), std::to_string(n)});
+      }
+      outputs.emplace_back(std::make_unique<OutputFile>(args_.histogram_csv), t.csv());
+    }
+    if (!args_.json.empty()) outputs.emplace_back(std::make_unique<OutputFile>(args_.json), json() + "\n");
+    for (auto& [file, text] : outputs) file->write(text);
+    for (auto& [file, text] : outputs) file->commit();
+  }
+
+ private:
+  const AnalyzeArgs& args_;
+  std::vector<Format> formats_;
+  Policy policy_;
+  ScaleSpec scale_;
+  BlockScaleRule rule_;
+  std::optional<std::regex> filter_;
+  std::vector<Result> results_;
+  std::vector<TensorHistogram> histograms_;
+
+  bool selected(const TensorInfo& t) const { return !filter_ || std::regex_search(t.name, *filter_); }
+
+  void analyze_tensor(const TensorFile& file, std::size_t index, Progress& progress, std::uint64_t& done) {
+    const TensorInfo& info = file.tensors()[index];
+    // Whole blocks per chunk, so that --block sees the blocks of the tensor.
+    const std::size_t block = args_.block > 0 ? static_cast<std::size_t>(args_.block) : 1;
+    const std::size_t chunk = ((std::size_t{1} << 16) + block - 1) / block * block;
+
+    InputSummary input;
+    file.for_each_chunk(index, chunk, [&](std::span<const float> x) {
+      input.add(x);
+      progress.update(done += x.size());
+    });
+
+    struct PerFormat {
+      std::optional<ScaledConversion> scaled;
+      std::optional<BlockScaledConversion> blocked;
+      std::optional<ScaledConversion> at_best;  // only when it differs from `scaled`
+      std::optional<int> best;
+    };
+    std::vector<PerFormat> per_format(formats_.size());
+    for (std::size_t f = 0; f < formats_.size(); ++f) {
+      PerFormat& p = per_format[f];
+      p.best = best_pow2_exponent(input.amax, formats_[f]);
+      if (args_.block > 0) {
+        p.blocked.emplace(formats_[f], policy_, args_.block, rule_);
+      } else {
+        p.scaled.emplace(formats_[f], policy_, scale_for(scale_, input.amax, formats_[f]), args_.seed);
+      }
+      if (p.best && (!p.scaled || p.scaled->scale() != std::ldexp(1.0f, *p.best))) {
+        p.at_best.emplace(formats_[f], policy_, std::ldexp(1.0f, *p.best), args_.seed);
+      }
+    }
+    file.for_each_chunk(index, chunk, [&](std::span<const float> x) {
+      for (PerFormat& p : per_format) {
+        if (p.scaled) p.scaled->add(x);
+        if (p.blocked) p.blocked->add(x);
+        if (p.at_best) p.at_best->add(x);
+      }
+      progress.update(done += x.size());
+    });
+
+    for (std::size_t f = 0; f < formats_.size(); ++f) {
+      const PerFormat& p = per_format[f];
+      Result r{file.path(), info.name, formats_[f].name, "", {}};
+      const ConversionStats& stats = p.scaled ? p.scaled->stats() : p.blocked->stats();
+      r.measures = measures_of(stats, input);
+      if (p.scaled) {
+        r.scale = scale_label(p.scaled->scale());
+      } else {
+        r.scale = "block" + std::to_string(args_.block) + ":" + args_.scale_rule;
+        r.measures.emplace_back("blocks", static_cast<double>(p.blocked->blocks()));
+        r.measures.emplace_back("min_block_scale_log2", p.blocked->min_scale_exponent());
+        r.measures.emplace_back("max_block_scale_log2", p.blocked->max_scale_exponent());
+      }
+      if (p.best) {
+        const ConversionStats& best = p.at_best ? p.at_best->stats() : p.scaled->stats();
+        r.measures.emplace_back("best_pow2_scale", std::ldexp(1.0, *p.best));
+        r.measures.emplace_back("underflow_at_best_pow2_scale",
+                                best.values ? static_cast<double>(best.underflow_to_zero) / static_cast<double>(best.values) : 0.0);
+      }
+      results_.push_back(std::move(r));
+    }
+    histograms_.push_back({file.path(), info.name, input.binades});
+  }
+
+  std::string json() const {
+    nlohmann::ordered_json out;
+    out["policy"] = describe(policy_);
+    out["results"] = nlohmann::ordered_json::array();
+    for (const Result& r : results_) {
+      nlohmann::ordered_json j;
+      j["file"] = r.file;
+      j["tensor"] = r.tensor;
+      j["format"] = r.format;
+      j["scale"] = r.scale;
+      for (const auto& [m, v] : r.measures) j["measures"][m] = v;
+      out["results"].push_back(j);
+    }
+    out["histograms"] = nlohmann::ordered_json::array();
+    for (const TensorHistogram& h : histograms_) {
+      nlohmann::ordered_json j;
+      j["file"] = h.file;
+      j["tensor"] = h.tensor;
+      for (const auto& [b, n] : h.binades) j["binades"][std::to_string(b)] = n;
+      out["histograms"].push_back(j);
+    }
+    return out.dump(2);
+  }
+};
+
+int run_analyze(const AnalyzeArgs& args) {
+  Analyzer analyzer(args);
+  analyzer.run();
+  analyzer.write_outputs();
+  analyzer.print_table();
+  return 0;
+}
+
+const bool registered = register_command({
+    "analyze", "what each format and scale does to the tensors of .npy, safetensors, raw or CSV files", 70,
+    [](CLI::App& sub) {
+      auto args = std::make_shared<AnalyzeArgs>();
+      sub.add_option("PATH", args->paths, "tensor files: .npy, .safetensors, .csv, or raw binary with --dtype")->required();
+      sub.add_option("--formats", args->formats, "formats to compare")->capture_default_str();
+      add_policy_options(sub, args->policy, false);
+      sub.add_option("--seed", args->seed, "seed of the random draws for --round sr (element i draws splitmix64(seed, i))");
+      sub.add_option("--scale", args->scale, "none, auto (best power of two), amax[:MARGIN] (fmt_max / amax / 2^MARGIN), pow2:N")
+          ->capture_default_str();
+      sub.add_option("--block", args->block, "MX-style: blocks of N values share an E8M0 scale");
+      sub.add_option("--scale-rule", args->scale_rule, "block scale: ocp (floor), ceil (CUDA/TE), rne")->capture_default_str();
+      sub.add_option("--tensors", args->tensors, "analyze only tensors whose name matches this regex");
+      add_read_options(sub, args->read);
+      sub.add_option("--csv", args->csv, "tidy CSV: file,tensor,format,scale,measure,value");
+      sub.add_option("--histogram-csv", args->histogram_csv, "tidy CSV of the input binades: file,tensor,binade,count");
+      sub.add_option("--json", args->json, "everything as JSON");
+      return std::function<int()>([=] { return run_analyze(*args); });
+    }});
+
+}  // namespace
+}  // namespace fmtcheck::cli
