@@ -92,7 +92,8 @@ class Replay {
         const auto file = open_tensors(path, {});
         for (std::size_t i = 0; i < file->tensors().size(); ++i) {
           const TensorInfo& info = file->tensors()[i];
-          if (filter_ && !std::regex_search(info.name, *filter_)) continue;
+          const std::string name = trace_tensor_name(path, info.name);
+          if (filter_ && !std::regex_search(name, *filter_)) continue;
           InputSummary input;
           file->for_each_chunk(i, chunk, [&](std::span<const float> x) { input.add(x); });
           float scale = 1.0f;
@@ -102,14 +103,14 @@ class Replay {
             scale = fp8_scale_from_amax(static_cast<float>(input.amax), fp8_max, args_.margin, 1.0f);
           } else {
             const AmaxCompute compute = args_.amax_compute == "max" ? AmaxCompute::max : AmaxCompute::most_recent;
-            scale = delayed.try_emplace(info.name, fp8_max, args_.history, compute, args_.margin).first->second.scale();
+            scale = delayed.try_emplace(name, fp8_max, args_.history, compute, args_.margin).first->second.scale();
           }
           ScaledConversion conversion(format_, policy_, scale);
           file->for_each_chunk(i, chunk, [&](std::span<const float> x) { conversion.add(x); });
           // TE records the amax of the unscaled tensor, NaN and inf included.
           const float amax = input.nan ? NAN : input.inf ? INFINITY : static_cast<float>(input.amax);
-          if (args_.recipe == "delayed") delayed.at(info.name).update(amax);
-          rows.push_back({steps[s].step, info.name, scale, false, conversion.stats(), amax});
+          if (args_.recipe == "delayed") delayed.at(name).update(amax);
+          rows.push_back({steps[s].step, name, scale, false, conversion.stats(), amax});
         }
       }
       if (rows.empty()) throw UsageError("trace step " + std::to_string(steps[s].step) + " has no tensors to scale");

@@ -63,6 +63,14 @@ std::vector<TraceStep> from_manifest(const fs::path& manifest) {
 
 }  // namespace
 
+std::string trace_tensor_name(const std::string& file, const std::string& tensor) {
+  const fs::path p(file);
+  if (p.extension() != ".npy") return tensor;
+  static const std::regex step_prefix(R"(^step[_-]?\d+[_.-]?)");
+  const std::string rest = std::regex_replace(p.stem().string(), step_prefix, "");
+  return rest.empty() ? "gradient" : rest;
+}
+
 std::vector<TraceStep> list_trace(const std::string& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);

@@ -20,4 +20,10 @@ struct TraceStep {
 // naming a file that does not exist.
 std::vector<TraceStep> list_trace(const std::string& path);
 
+// The name that identifies a tensor across steps: the safetensors key, or
+// for a .npy file its name without the step ("step_0003_fc1.npy" -> "fc1",
+// "step_0003.npy" -> "gradient"), so per-tensor state such as the delayed
+// scaling history follows the tensor from step to step.
+std::string trace_tensor_name(const std::string& file, const std::string& tensor);
+
 }  // namespace fmtcheck::cli
