@@ -1,0 +1,50 @@
+// Single tensor-core instructions (mma.sync via inline PTX) on chosen
+// inputs: one warp computes one tile D = A·B + C.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmtcheck/cuda/fragment_layout.hpp"
+#include "fmtcheck/format.hpp"
+
+namespace fmtcheck::cuda {
+
+struct MmaInstruction {
+  std::string_view ptx;  // the full mnemonic, e.g. "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+  MmaShape shape;
+  const Format* input;   // A and B
+  const Format* output;  // C and D: fp32 or fp16
+  int min_compute_capability;
+  [[nodiscard]] int m() const { return 16; }
+  [[nodiscard]] int n() const { return 8; }
+  [[nodiscard]] int k() const;
+};
+
+// Every instruction the kernels implement.
+std::span<const MmaInstruction> mma_instructions();
+// The mma.sync instruction for (input, output), or nullptr.
+const MmaInstruction* find_mma_instruction(const Format& input, const Format& output);
+
+// A batch of independent tiles, as container bits in 32-bit words (tf32:
+// float32 bits, whose low 13 bits the tensor core ignores; fp16 output: the
+// 16-bit code). Tile t of A is a[t*16*K ...], row-major 16×K; tile t of B is
+// b[t*8*K ...], one column of K values after another (B is K×8, col-major);
+// tile t of C is c[t*128 ...], row-major 16×8.
+struct MmaTiles {
+  std::size_t count = 0;
+  std::vector<std::uint32_t> a, b, c;
+};
+
+// Throws std::invalid_argument when the sizes disagree with count and the
+// instruction's shape, or a word holds bits outside its format's container.
+void check_tiles(const MmaInstruction& ins, const MmaTiles& tiles);
+
+// D for every tile (same layout as C), computed by `ins` on device 0.
+// Checks the tiles and the device's compute capability first.
+std::vector<std::uint32_t> run_mma(const MmaInstruction& ins, const MmaTiles& tiles);
+
+}  // namespace fmtcheck::cuda

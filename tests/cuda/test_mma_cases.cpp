@@ -1,0 +1,60 @@
+// Case generation, the emulated side of `hw mma` and the model chosen per GPU.
+#include <doctest/doctest.h>
+
+#include <bit>
+
+#include "fmtcheck/cuda/mma_cases.hpp"
+
+using namespace fmtcheck;
+using namespace fmtcheck::cuda;
+
+TEST_CASE("the model standing for each instruction per architecture") {
+  const MmaInstruction& f16 = *find_mma_instruction(formats::fp16, formats::fp32);
+  const MmaInstruction& e4m3 = *find_mma_instruction(formats::e4m3, formats::fp16);
+  CHECK(model_for(f16, 80).model->name == "ampere");
+  CHECK(model_for(f16, 86).model->name == "ampere");
+  CHECK(model_for(f16, 89).model->name == "ada");
+  CHECK(model_for(f16, 90).model->name == "hopper");
+  CHECK(model_for(f16, 90).known_gap.empty());
+  CHECK(model_for(e4m3, 89).model->name == "ada");
+  CHECK(model_for(e4m3, 90).model->name == "hopper-wgmma");
+  CHECK_FALSE(model_for(e4m3, 90).known_gap.empty());
+  CHECK(model_for(f16, 100).model == nullptr);
+}
+
+TEST_CASE("tiles are valid, reproducible and differ by seed and kind") {
+  for (const MmaInstruction& ins : mma_instructions()) {
+    CAPTURE(ins.ptx);
+    for (const CaseKind kind : {CaseKind::random, CaseKind::powers, CaseKind::specials}) {
+      const MmaTiles t = make_tiles(ins, kind, 3, 42);
+      CHECK_NOTHROW(check_tiles(ins, t));
+      CHECK(make_tiles(ins, kind, 3, 42).a == t.a);
+      CHECK(make_tiles(ins, kind, 3, 43).a != t.a);
+    }
+  }
+}
+
+TEST_CASE("emulated D of a tile worked out by hand") {
+  // fp16 -> fp32 under ampere: D[r][n] = sum_k A[r][k] B[k][n] + C[r][n] with
+  // A[r][k] = 1 for k = r, B[k][n] = 2 for k = n, C = 0.5: D = 2.5 where
+  // r = n < 8, 0.5 elsewhere. All exact, so any rounding gives these bits.
+  const MmaInstruction& ins = *find_mma_instruction(formats::fp16, formats::fp32);
+  MmaTiles t;
+  t.count = 1;
+  t.a.assign(16 * 16, 0);
+  t.b.assign(8 * 16, 0);
+  t.c.assign(128, std::bit_cast<std::uint32_t>(0.5f));
+  for (int r = 0; r < 16; ++r) t.a[r * 16 + r] = 0x3C00;  // 1.0
+  for (int n = 0; n < 8; ++n) t.b[n * 16 + n] = 0x4000;   // 2.0, column n holds B[.][n]
+  const std::vector<std::uint32_t> d = emulate_tiles(ins, *find_tensor_core_model("ampere")->for_input(formats::fp16), t);
+  for (int r = 0; r < 16; ++r) {
+    for (int n = 0; n < 8; ++n) CHECK(d[r * 8 + n] == std::bit_cast<std::uint32_t>(r == n ? 2.5f : 0.5f));
+  }
+  std::vector<std::uint32_t> hw = d;
+  hw[3 * 8 + 3] = std::bit_cast<std::uint32_t>(2.75f);
+  const Comparison c = compare_tiles(ins, t, hw, d, "test");
+  CHECK(c.compared == 128);
+  REQUIRE(c.kept.size() == 1);
+  CHECK(c.kept[0].inputs.starts_with("tile 0 row 3 col 3: a = 0000 0000 0000 3c00 0000"));
+  CHECK(c.kept[0].inputs.ends_with("; c = 3f000000"));
+}
