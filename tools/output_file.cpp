@@ -1,6 +1,7 @@
 #include "output_file.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <sys/stat.h>
@@ -9,6 +10,45 @@
 #include "command.hpp"
 
 namespace fmtcheck::cli {
+namespace {
+
+// Temporary files in flight, so that Ctrl-C or a kill during a 4 GiB sweep
+// removes them too. A signal handler may not allocate or lock: the paths
+// live in fixed storage and are claimed with a flag.
+constexpr int kMaxTemporaries = 8;
+char g_temporary[kMaxTemporaries][4096];
+volatile std::sig_atomic_t g_in_use[kMaxTemporaries];
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+  for (int i = 0; i < kMaxTemporaries; ++i) {
+    if (g_in_use[i]) ::unlink(g_temporary[i]);
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+int remember_temporary(const std::string& path) {
+  static const bool installed = [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temporaries_and_reraise);
+    return true;
+  }();
+  (void)installed;
+  if (path.size() >= sizeof g_temporary[0]) return -1;
+  for (int i = 0; i < kMaxTemporaries; ++i) {
+    if (!g_in_use[i]) {
+      std::memcpy(g_temporary[i], path.c_str(), path.size() + 1);
+      g_in_use[i] = 1;
+      return i;
+    }
+  }
+  return -1;
+}
+
+void forget_temporary(int slot) {
+  if (slot >= 0) g_in_use[slot] = 0;
+}
+
+}  // namespace
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   if (is_stdout()) {
@@ -21,6 +61,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   const int fd = mkstemp(pattern.data());
   if (fd < 0) throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
   temp_path_ = pattern;
+  temp_slot_ = remember_temporary(temp_path_);
   // mkstemp creates 0600; give the file the permissions a plain fopen would.
   const mode_t mask = umask(0);
   umask(mask);
@@ -29,6 +70,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   if (!stream_) {
     ::close(fd);
     std::remove(temp_path_.c_str());
+    forget_temporary(temp_slot_);
     throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
   }
 }
@@ -37,6 +79,7 @@ OutputFile::~OutputFile() {
   if (is_stdout() || committed_) return;
   if (stream_) std::fclose(stream_);
   std::remove(temp_path_.c_str());
+  forget_temporary(temp_slot_);
 }
 
 void OutputFile::write(const void* data, std::size_t bytes) {
@@ -53,11 +96,12 @@ void OutputFile::commit() {
   }
   const bool ok = std::fflush(stream_) == 0 && std::fclose(stream_) == 0;
   stream_ = nullptr;
-  if (!ok || std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    std::remove(temp_path_.c_str());
-    throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
-  }
+  const bool renamed = ok && std::rename(temp_path_.c_str(), path_.c_str()) == 0;
+  const int error = errno;
+  if (!renamed) std::remove(temp_path_.c_str());
+  forget_temporary(temp_slot_);
   committed_ = true;
+  if (!renamed) throw UsageError("cannot write '" + path_ + "': " + std::strerror(error));
 }
 
 }  // namespace fmtcheck::cli

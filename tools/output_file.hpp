@@ -1,5 +1,6 @@
 // Output that never leaves a half-written file behind: data goes to a
-// temporary file beside the target and is renamed over it only on commit().
+// temporary file beside the target and is renamed over it only on commit();
+// the temporary is removed on failure, on destruction and on SIGINT/SIGTERM/SIGHUP.
 #pragma once
 
 #include <cstdio>
@@ -25,6 +26,7 @@ class OutputFile {
  private:
   std::string path_;
   std::string temp_path_;
+  int temp_slot_ = -1;  // registration for removal on SIGINT/SIGTERM/SIGHUP
   std::FILE* stream_ = nullptr;
   bool committed_ = false;
 };

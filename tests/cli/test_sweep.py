@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import assert_usage_error
+from usage_error import assert_usage_error
 
 
 def first_bytes(fmtcheck_path, args, count):
@@ -85,8 +85,6 @@ def test_interrupted_sweep_leaves_no_output_file(cli_path, tmp_path, sig):
     assert not out.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: on SIGINT/SIGTERM OutputFile's destructor never runs, so the "
-                                       "hidden temporary file (.sweep.bin.tmp.XXXXXX, up to 4 GiB) stays")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_sweep_removes_its_temporary_file(cli_path, tmp_path, sig):
     out = tmp_path / "sweep.bin"
