@@ -9,5 +9,8 @@ echo
 echo "== fmtcheck ranges"
 build/tools/fmtcheck ranges
 echo
-echo "== fmtcheck analyze (bundled real tensors)"
-build/tools/fmtcheck analyze data/weights/*.npy --formats fp16,bf16,e4m3,e5m2
+echo "== fmtcheck analyze: real weights (all-MiniLM-L6-v2 layer 0) in fp16, bf16, e4m3, e5m2"
+build/tools/fmtcheck analyze data/minilm/layer0.safetensors
+echo
+echo "== fmtcheck scale: GradScaler replay of a real gradient trace (digits MLP, 300 steps)"
+build/tools/fmtcheck scale data/digits_mlp_trace --growth-interval 50
