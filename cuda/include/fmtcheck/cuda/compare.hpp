@@ -19,6 +19,8 @@ struct Difference {
 
 // One comparison: what ran on both sides and where they differ.
 struct Comparison {
+  Comparison(std::string title_, Format output_) : title(std::move(title_)), output(std::move(output_)) {}
+
   std::string title;  // "fp16 rtz", "mma m16n8k16 fp16->fp32 vs hopper"
   Format output;      // format of both outputs
   std::uint64_t compared = 0;
