@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from conftest import assert_usage_error
+from usage_error import assert_usage_error
 
 
 def convert_json(fmtcheck, *args):

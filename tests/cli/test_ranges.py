@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import assert_usage_error
+from usage_error import assert_usage_error
 
 # format: (max finite, min normal, min subnormal or None, inf bits or None)
 REFERENCE = {

@@ -3,7 +3,7 @@ MX specification's FP4 (E2M1) table, transcribed by hand."""
 import csv
 import io
 
-from conftest import assert_usage_error
+from usage_error import assert_usage_error
 
 # OCP MX v1.0, table of E2M1 values: codes 0..7 (sign 0), then their negatives.
 E2M1 = ["0", "0.5", "1", "1.5", "2", "3", "4", "6"]

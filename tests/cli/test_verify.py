@@ -3,7 +3,7 @@ for a correct one, exit 1 and per-class counts for a corrupted one) are in
 tests/python/test_verify_workflow.py: each costs a whole sweep."""
 import pytest
 
-from conftest import assert_usage_error
+from usage_error import assert_usage_error
 
 
 def test_missing_file(fmtcheck, tmp_path):
