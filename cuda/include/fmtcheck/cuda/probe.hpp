@@ -65,7 +65,8 @@ InferredArithmetic infer_arithmetic(const ProbeTarget& target, const DotOracle& 
 DotOracle model_oracle(const DotModel& model, const ProbeTarget& target);
 
 // One row per parameter: the inferred value next to the model's and whether
-// they agree (a bound agrees with any model value at or above it).
+// they agree (a bound agrees with any model value at or above it; a
+// parameter the probes cannot measure for this target agrees).
 struct ParameterRow {
   std::string parameter, inferred, model;
   bool agrees = false;
