@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "batch_convert_fast.hpp"
 #include "fmtcheck/parse_number.hpp"
 
 namespace fmtcheck {
@@ -22,6 +23,15 @@ FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const
   const bool stochastic = p.rounding == Rounding::sr && !random.empty();
   if (stochastic && random.size() < in.size()) throw std::invalid_argument("convert_batch: fewer random draws than values");
   FlagCounts counts;
+  if constexpr (sizeof(Out) <= 2) {
+    // The SIMD kernel, where it serves this format and policy; it hands
+    // every value it does not serve to the core itself.
+    if (const auto plan = detail::make_convert_plan(to, p)) {
+      detail::convert_float32_fast(*plan, in.data(), in.size(), out.data(), stochastic ? random.data() : nullptr,
+                                   &counts);
+      return counts;
+    }
+  }
   Policy policy = p;
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (stochastic) policy.random_bits = random[i];

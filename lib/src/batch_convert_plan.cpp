@@ -1,0 +1,59 @@
+// Derives the batch kernel's constants from the format description and the
+// policy, and decides which pairs the kernel serves: signed formats with
+// subnormals, 8- or 16-bit containers, and a range inside float32's normal
+// exponent range, so that every finite float32 lands in one code formula.
+#include "batch_convert_plan.hpp"
+
+#include <algorithm>
+
+#include "fmtcheck/nan_rules.hpp"
+
+namespace fmtcheck::detail {
+
+std::span<const ProvenPair> kernel_proven_pairs() {
+  static const ProvenPair pairs[] = {
+      {&formats::fp16, Policy{}},
+      {&formats::bf16, Policy{}},
+      {&formats::e4m3, Policy{}},
+      {&formats::e5m2, Policy{}},
+  };
+  return pairs;
+}
+
+std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
+  const auto proven = kernel_proven_pairs();
+  if (std::none_of(proven.begin(), proven.end(),
+                   [&](const ProvenPair& pair) { return *pair.format == f && pair.policy == p; })) {
+    return std::nullopt;
+  }
+  const bool container_ok = (f.storage_bits == 8 || f.storage_bits == 16) && f.pad_bits == 0;
+  const int min_field = f.min_exponent() + 127;
+  if (!container_ok || !f.is_signed || !f.has_subnormals || f.mantissa_bits < 1 || f.mantissa_bits > 22 ||
+      min_field < 1 || f.max_exponent() > 127) {
+    return std::nullopt;
+  }
+  if (p.rounding == Rounding::sr && (p.random_bit_count < 1 || p.random_bit_count > 32)) return std::nullopt;
+  ConvertPlan plan;
+  plan.format = &f;
+  plan.policy = &p;
+  plan.mantissa_bits = static_cast<std::uint32_t>(f.mantissa_bits);
+  plan.min_field = static_cast<std::uint32_t>(min_field);
+  plan.max_finite = static_cast<std::uint32_t>(f.max_finite_code());
+  plan.sign_bit = static_cast<std::uint32_t>(f.sign_bit());
+  for (const bool sign : {false, true}) {
+    plan.overflow_code[sign ? 1 : 0] = static_cast<std::uint32_t>(
+        f.has_inf() ? (sign ? f.sign_bit() : 0) | f.infinity_code() : nan_code(f, p.nan, sign, 0));
+  }
+  plan.overflow_is_nan = !f.has_inf();
+  plan.negative_zero = f.has_negative_zero();
+  plan.saturate_always = p.overflow == Overflow::sat || f.specials == Specials::none;
+  plan.flush_inputs = p.flush_inputs();
+  plan.flush_results = p.flush_results();
+  plan.tiny_after = p.tininess == Tininess::after;
+  plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
+  plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
+  plan.random_bits = p.random_bits;
+  return plan;
+}
+
+}  // namespace fmtcheck::detail

@@ -1,0 +1,53 @@
+// What the SIMD batch kernel needs to know about one (format, policy) pair,
+// derived once from the format description and the policy with the same
+// helpers the core uses (Format's facts, nan_code). Internal to lib/src.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "fmtcheck/format.hpp"
+#include "fmtcheck/policy.hpp"
+
+namespace fmtcheck::detail {
+
+struct ConvertPlan {
+  const Format* format = nullptr;  // for the core, which takes every lane the kernel does not serve
+  const Policy* policy = nullptr;
+  std::uint32_t mantissa_bits = 0;
+  // Float32 exponent field of the format's smallest normal binade; below it
+  // results are subnormal (and, before rounding, tiny).
+  std::uint32_t min_field = 0;
+  std::uint32_t max_finite = 0;          // magnitude code
+  std::uint32_t sign_bit = 0;
+  std::uint32_t overflow_code[2] = {};   // [sign]: full code of a non-saturated overflow (inf or NaN)
+  bool overflow_is_nan = false;          // that code is a NaN made from a number
+  bool negative_zero = false;            // the format keeps the sign of zero
+  bool saturate_always = false;          // sat policy, or a format with neither inf nor NaN
+  bool flush_inputs = false;             // daz
+  bool flush_results = false;            // ftz
+  bool tiny_after = false;               // tininess after rounding
+  // The kernel leaves float32 subnormal inputs to the core where they fall
+  // in the format's binade just below 2^emin or lower with tininess subtle
+  // (formats with float32's exponent range, such as bf16).
+  bool subnormal_inputs_to_core = false;
+  std::uint32_t random_bit_count = 0;
+  std::uint32_t random_bits = 0;
+};
+
+// The (format, policy) pairs the kernel serves: exactly those that
+// tests/speed proves against the core on all 2^32 float32 inputs in every CI
+// run. The kernel is written for any format the plan accepts; a pair joins
+// this list only together with its exhaustive test.
+struct ProvenPair {
+  const Format* format;
+  Policy policy;
+};
+std::span<const ProvenPair> kernel_proven_pairs();
+
+// The plan, or nullopt when the kernel does not serve this pair (it then
+// must not be used: the core converts every value).
+std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p);
+
+}  // namespace fmtcheck::detail
