@@ -43,8 +43,10 @@ __attribute__((target("f16c"))) inline F16cResult f16c_float_to_half(__m128 lane
   const __m128i h = _mm_cvtps_ph(lanes, Imm);
   alignas(16) float wide[4];
   _mm_store_ps(wide, _mm_cvtph_ps(h));
+  // Only a finite input can overflow (an infinity stays one, exactly).
+  const bool finite = std::isfinite(_mm_cvtss_f32(lanes));
   return {static_cast<std::uint16_t>(_mm_extract_epi16(h, 0)), wide[0], std::fabs(wide[1]) < 0x1p10f,
-          std::fabs(wide[2]) >= 1.0f};
+          finite && std::fabs(wide[2]) >= 1.0f};
 }
 
 // x in all four rounding modes, in the order of f16c_rounding_immediates.
