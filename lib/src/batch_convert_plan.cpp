@@ -42,7 +42,7 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.sign_bit = static_cast<std::uint32_t>(f.sign_bit());
   for (const bool sign : {false, true}) {
     plan.overflow_code[sign ? 1 : 0] = static_cast<std::uint32_t>(
-        f.has_inf() ? (sign ? f.sign_bit() : 0) | f.infinity_code() : nan_code(f, p.nan, sign, 0));
+        f.has_inf() ? (sign ? f.sign_bit() : 0) | f.infinity_code() : created_nan_code(f, p.nan, sign));
   }
   plan.overflow_is_nan = !f.has_inf();
   plan.negative_zero = f.has_negative_zero();

@@ -3,11 +3,14 @@
 //
 //   ieee       quiet NaN keeping the sign and the payload's high bits: what
 //              x86 F16C (vcvtps2ph) and IEEE 754's recommendation do.
-//   cuda       NVIDIA's host conversions (cuda_fp16.h, cuda_bf16.h,
-//              cuda_fp8.h, cuda_fp6.h): 16- and 32-bit results are the
-//              all-ones positive NaN (0x7FFF, 0x7FFFFFFF); E5M2 keeps the
-//              payload's top bits but drops the sign (0x7E | payload);
-//              formats without NaN (FP6, FP4) give +max finite.
+//   cuda       NVIDIA's host conversions from float (cuda_fp16.h,
+//              cuda_bf16.h, cuda_fp8.h, cuda_fp6.h): a NaN input becomes the
+//              all-ones positive code (0x7FFF, 0x7F, 0x7FFFFFFF); a NaN the
+//              conversion creates (E4M3 overflow without saturation) keeps
+//              the input's sign (0xFF for -500); formats without NaN (FP6,
+//              FP4) give +max finite. (cuda_fp8.h's double -> E5M2 path keeps
+//              sign and payload instead; conversions from float, the common
+//              case, are the convention.)
 //   canonical  positive, quiet bit only (0x7E00 for fp16).
 //
 // Formats whose only NaN is fixed (fn: S.1...1, fnuz: 0x80) can differ only
@@ -24,12 +27,9 @@ std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_
     case Specials::ieee: {
       const int m = f.mantissa_bits;
       const std::uint64_t quiet = std::uint64_t{1} << (m - 1);
-      const std::uint64_t kept_payload = payload >> (64 - m);
       switch (c) {
-        case NanConvention::ieee: return sign_bit | f.infinity_code() | quiet | kept_payload;
-        case NanConvention::cuda:
-          if (f.width() <= 8) return f.infinity_code() | quiet | kept_payload;
-          return f.magnitude_mask();
+        case NanConvention::ieee: return sign_bit | f.infinity_code() | quiet | (payload >> (64 - m));
+        case NanConvention::cuda: return f.magnitude_mask();
         case NanConvention::canonical: return f.infinity_code() | quiet;
       }
       break;
@@ -47,6 +47,11 @@ std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_
       break;
   }
   return 0;
+}
+
+std::uint64_t created_nan_code(const Format& f, NanConvention c, bool sign) {
+  if (c == NanConvention::cuda && f.specials == Specials::fn) return (sign ? f.sign_bit() : 0) | f.magnitude_mask();
+  return nan_code(f, c, sign, 0);
 }
 
 }  // namespace fmtcheck

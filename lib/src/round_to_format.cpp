@@ -83,7 +83,7 @@ std::uint64_t signed_code(const Format& f, bool sign, std::uint64_t magnitude) {
 // saturation, a negative value into an unsigned format).
 Conversion nan_result(const Format& f, const Policy& p, bool sign, Flags flags) {
   flags |= f.has_nan() ? Flags(Flag::nan_produced) : Flags(Flag::invalid);
-  return {f.to_storage(nan_code(f, p.nan, sign, 0)), flags};
+  return {f.to_storage(created_nan_code(f, p.nan, sign)), flags};
 }
 
 Conversion zero_result(const Format& f, const Policy& p, bool sign, Flags flags) {

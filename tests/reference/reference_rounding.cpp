@@ -17,13 +17,13 @@ bool flushes_results(const Policy& p) { return p.subnormals == Subnormals::ftz |
 bool has_nan(const ReferenceFormat& f) { return f.definition().specials != Specials::none; }
 
 // The NaN code each convention produces (see the NanConvention comments):
-// ieee keeps sign and the payload's top bits and sets the quiet bit; cuda is
-// the all-ones positive NaN for 16/32-bit codes, and for 8-bit IEEE-style
-// codes (E5M2) keeps the payload but not the sign; canonical is +quiet.
+// ieee keeps sign and the payload's top bits and sets the quiet bit; cuda
+// (NVIDIA's float conversions) gives the all-ones positive code for a NaN
+// input and keeps the sign of a NaN it creates; canonical is +quiet.
 // Formats with a single NaN pattern differ at most in its sign; formats
 // without NaN stand in zero with the sign (ieee), +max (cuda) or +0.
 std::uint64_t nan_code(const ReferenceFormat& f, NanConvention c, bool negative, std::uint64_t mantissa,
-                       int mantissa_bits) {
+                       int mantissa_bits, bool created) {
   const Definition& d = f.definition();
   const int m = d.mantissa_bits;
   const std::uint64_t sign = negative ? f.sign_bit() : 0;
@@ -34,10 +34,10 @@ std::uint64_t nan_code(const ReferenceFormat& f, NanConvention c, bool negative,
       const std::uint64_t quiet = std::uint64_t{1} << (m - 1);
       const std::uint64_t payload = mantissa_bits >= m ? mantissa >> (mantissa_bits - m) : mantissa << (m - mantissa_bits);
       if (c == NanConvention::ieee) return sign | exponent | quiet | payload;
-      if (c == NanConvention::cuda) return 1 + d.exponent_bits + m <= 8 ? exponent | quiet | payload : all_ones;
+      if (c == NanConvention::cuda) return all_ones;
       return exponent | quiet;
     }
-    case Specials::fn: return (c == NanConvention::ieee ? sign : 0) | all_ones;
+    case Specials::fn: return (c == NanConvention::ieee || (c == NanConvention::cuda && created) ? sign : 0) | all_ones;
     case Specials::fnuz: return f.sign_bit();
     case Specials::none:
       if (c == NanConvention::ieee) return sign;
@@ -50,7 +50,7 @@ std::uint64_t nan_code(const ReferenceFormat& f, NanConvention c, bool negative,
 // A NaN made from a non-NaN input; a format without NaN cannot make one.
 Conversion created_nan(const ReferenceFormat& f, const Policy& p, bool negative, Flags flags) {
   flags |= has_nan(f) ? Flags(Flag::nan_produced) : Flags(Flag::invalid);
-  return {f.bits(false, nan_code(f, p.nan, negative, 0, 0)), flags};
+  return {f.bits(false, nan_code(f, p.nan, negative, 0, 0, true)), flags};
 }
 
 Conversion zero(const ReferenceFormat& f, const Policy& p, bool negative, Flags flags) {
@@ -238,7 +238,7 @@ Conversion convert(const ReferenceFormat& f, const Input& x, const Position& at,
       // Quieting a signaling NaN is invalid (IEEE 754 7.2); so is a NaN the
       // format cannot hold. A NaN input is no new NaN.
       const bool invalid = x.signaling || !has_nan(f);
-      return {f.bits(false, nan_code(f, p.nan, x.negative, x.nan_mantissa, x.nan_mantissa_bits)),
+      return {f.bits(false, nan_code(f, p.nan, x.negative, x.nan_mantissa, x.nan_mantissa_bits, false)),
               invalid ? Flags(Flag::invalid) : Flags()};
     }
     case Input::Kind::inf: return infinity(f, p, x.negative);

@@ -10,10 +10,14 @@
 
 namespace fmtcheck {
 
-// The code (no padding) of the NaN a conversion produces. payload is the
-// source NaN's mantissa left-aligned at bit 63 (0 when the NaN is created,
-// e.g. from an infinity). For a format without NaN returns the code that
+// The code (no padding) a NaN input becomes. payload is the source NaN's
+// mantissa left-aligned at bit 63. For a format without NaN, the code that
 // stands in for it (see nan_rules.cpp).
 std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_t payload);
+
+// The code of a NaN a conversion creates from a non-NaN input of the given
+// sign (an infinity or an overflow into E4M3 without saturation, a negative
+// value into E8M0).
+std::uint64_t created_nan_code(const Format& f, NanConvention c, bool sign);
 
 }  // namespace fmtcheck
