@@ -130,7 +130,8 @@ int run_convert(const ConvertArgs& args) {
 const bool registered = register_command({
     "convert", "convert values exactly and show bits, error and flags", 30, [](CLI::App& sub) {
       auto args = std::make_shared<ConvertArgs>();
-      sub.add_option("VALUE", args->values, "decimal, hex float (0x1.8p-3), inf, nan; or bits with --from")
+      sub.add_option("VALUE", args->values, "decimal, hex float (0x1.8p-3), inf, nan; or bits with --from. "
+                     "Write -inf and -nan after --: fmtcheck convert --to e4m3 -- -inf")
           ->required();
       sub.add_option("--to", args->to, "target format")->required();
       sub.add_option("--from", args->from, "read each VALUE as a bit pattern of this format");

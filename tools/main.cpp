@@ -33,6 +33,14 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     runners[sub] = c.setup(*sub);
   }
+  if (argc > 1 && argv[1][0] != '-' && !std::any_of(commands.begin(), commands.end(), [&](const Command& c) {
+        return c.name == argv[1];
+      })) {
+    std::string names;
+    for (const Command& c : commands) names += (names.empty() ? "" : ", ") + c.name;
+    std::cerr << "fmtcheck: unknown command '" << argv[1] << "'; the commands are " << names << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,8 +3,8 @@
 // policy (rne). Every other policy of policies.hpp gets every triple for the
 // 6- and 4-bit formats and, in this default build, every 97th triple (173k
 // per 8-bit format, spread over all a, b and c) for the 8-bit ones; the
-// arith-fma-all-policies build (label exhaustive) runs every triple under
-// every policy.
+// arith-fma-all-modes build (label exhaustive) runs every triple in every
+// rounding mode (stochastic with three draws).
 #include <doctest/doctest.h>
 
 #include "check.hpp"
@@ -16,11 +16,7 @@ using namespace fmtcheck::testing;
 
 namespace {
 
-#ifdef FMTCHECK_FMA_ALL_POLICIES
-constexpr std::uint64_t kSampleStride = 1;
-#else
 constexpr std::uint64_t kSampleStride = 97;  // prime, so the sample walks through every a, b and c
-#endif
 
 void check_fma(const Format& f, const Policy& p, std::uint64_t stride) {
   const std::uint64_t n = std::uint64_t{1} << f.width();
@@ -44,7 +40,16 @@ TEST_CASE("fma: every triple of every small format under rne") {
   for (const Format& f : small_formats()) check_fma(f, Policy{}, 1);
 }
 
-TEST_CASE("fma: the other policies, every triple for 6- and 4-bit formats, sampled or all for 8-bit") {
+#ifdef FMTCHECK_FMA_ALL_POLICIES
+TEST_CASE("fma: every triple of every small format in every other rounding mode") {
+  for (const Format& f : small_formats()) {
+    for (const Policy& p : arithmetic_policies(/*only_default_axes=*/true)) {
+      if (p != Policy{}) check_fma(f, p, 1);
+    }
+  }
+}
+#else
+TEST_CASE("fma: the other policies, every triple for 6- and 4-bit formats, sampled for 8-bit") {
   auto policies = arithmetic_policies();
   for (const Policy& p : single_axis_policies()) policies.push_back(p);
   for (const Format& f : small_formats()) {
@@ -54,3 +59,4 @@ TEST_CASE("fma: the other policies, every triple for 6- and 4-bit formats, sampl
     }
   }
 }
+#endif
