@@ -9,8 +9,9 @@
 //            multiply-then-add loop);
 //   exact    the exact sum (Boost.Multiprecision integers), rounded once.
 // The result is then rounded into `out` (exact when out is the accumulation
-// format or wider). A tensor-core model is another DotKernel: matmul takes
-// any kernel, so a model of a GPU's MMA plugs in without changing callers.
+// format or wider). A tensor-core model is another DotKernel
+// (tensor_core_kernel() in tensor_core.hpp): matmul takes any kernel, so a
+// model of a GPU's MMA plugs in without changing callers.
 #pragma once
 
 #include <cstddef>

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fmtcheck/dot.hpp"
 #include "fmtcheck/format.hpp"
 #include "fmtcheck/policy.hpp"
 #include "fmtcheck/round_to_format.hpp"
@@ -71,5 +72,12 @@ bool is_tensor_core_output(const Format& out);
 // infinity. The flags are those of the last block's rounding.
 Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
                            std::span<const std::uint64_t> b, std::uint64_t c, const Format& out);
+
+// The model as a DotKernel for matmul (dot.hpp): each output element is one
+// dot_product_add with C = +0 into `out` (fp32 or fp16). The hardware's
+// rounding is fixed, so the kernel ignores the policy; it throws
+// std::invalid_argument for an output a tensor core cannot write or an input
+// the model does not take.
+DotKernel tensor_core_kernel(const TensorCoreModel& model);
 
 }  // namespace fmtcheck
