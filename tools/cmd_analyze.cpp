@@ -137,13 +137,7 @@ class Analyzer {
     if (args.block > 0 && scale_.kind != ScaleSpec::Kind::none) {
       throw UsageError("--block sets per-block scales; it cannot be combined with --scale " + args.scale);
     }
-    if (!args.tensors.empty()) {
-      try {
-        filter_ = std::regex(args.tensors);
-      } catch (const std::regex_error& e) {
-        throw UsageError("bad --tensors regex '" + args.tensors + "': " + e.what());
-      }
-    }
+    filter_ = tensor_filter(args.tensors);
   }
 
   void run() {

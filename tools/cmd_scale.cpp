@@ -71,13 +71,7 @@ class Replay {
     if (args.history < 1) throw UsageError("--history must be at least 1");
     if (args.scaler.growth_interval < 1) throw UsageError("--growth-interval must be at least 1");
     if (args.scaler.hysteresis < 1) throw UsageError("--hysteresis must be at least 1");
-    if (!args.tensors.empty()) {
-      try {
-        filter_ = std::regex(args.tensors);
-      } catch (const std::regex_error& e) {
-        throw UsageError("bad --tensors regex '" + args.tensors + "': " + e.what());
-      }
-    }
+    filter_ = tensor_filter(args.tensors);
   }
 
   void run() {

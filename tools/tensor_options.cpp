@@ -40,4 +40,13 @@ std::unique_ptr<TensorFile> open_tensors(const std::string& path, const ReadOpti
   }
 }
 
+std::optional<std::regex> tensor_filter(const std::string& regex) {
+  if (regex.empty()) return std::nullopt;
+  try {
+    return std::regex(regex);
+  } catch (const std::regex_error& e) {
+    throw UsageError("bad --tensors regex '" + regex + "': " + e.what());
+  }
+}
+
 }  // namespace fmtcheck::cli

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <string>
 
 #include "fmtcheck/tensor_io.hpp"
@@ -19,5 +21,7 @@ void add_read_options(CLI::App& sub, ReadArgs& args);
 ReadOptions to_read_options(const ReadArgs& args);
 // open_tensor_file, with its errors turned into UsageError.
 std::unique_ptr<TensorFile> open_tensors(const std::string& path, const ReadOptions& options);
+// --tensors REGEX: nullopt when empty (every tensor), UsageError when malformed.
+std::optional<std::regex> tensor_filter(const std::string& regex);
 
 }  // namespace fmtcheck::cli

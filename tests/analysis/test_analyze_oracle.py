@@ -40,7 +40,7 @@ def run_csv(fmtcheck, tmp_path, *args):
     hist = tmp_path / "hist.csv"
     r = fmtcheck("analyze", *args, "--csv", out, "--histogram-csv", hist)
     assert r.returncode == 0, r.stderr
-    return pd.read_csv(out), pd.read_csv(hist)
+    return pd.read_csv(out, float_precision="round_trip"), pd.read_csv(hist, float_precision="round_trip")
 
 
 def check(df, tensor, fmt, expected, scale_label=None):
@@ -109,7 +109,7 @@ def test_safetensors_every_dtype(fmtcheck, tmp_path):
     r = fmtcheck("analyze", path, "--formats", "bf16,e5m2", "--csv", out)
     assert r.returncode == 0, r.stderr
     assert "ids" in r.stderr  # the integer tensor is skipped with a note
-    df = pd.read_csv(out)
+    df = pd.read_csv(out, float_precision="round_trip")
     assert set(df.tensor) == {"f32", "f64", "f16", "bf16", "e4m3", "e5m2"}
     for name, t in tensors.items():
         if name == "ids":

@@ -18,7 +18,7 @@ def replay(fmtcheck, tmp_path, trace, *args):
     out = tmp_path / "steps.csv"
     r = fmtcheck("scale", trace, "--csv", out, *args)
     assert r.returncode == 0, r.stderr
-    return pd.read_csv(out)
+    return pd.read_csv(out, float_precision="round_trip")
 
 
 # fp16 overflows from 65520 up: a gradient of 4 overflows at scales 2^16, 2^15 and 2^14

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace fmtcheck::reference {
 namespace {
@@ -170,16 +171,20 @@ Conversion finite(const ReferenceFormat& f, const Input& x, const Position& at, 
 
 }  // namespace
 
-Input from_float(float x) {
+// The exact value of an IEEE binary float or double, read by the C library
+// (fpclassify, fabs) rather than by fmtcheck's unpack.
+template <typename T, typename Bits>
+Input from_ieee(T x) {
+  constexpr int mantissa_bits = std::numeric_limits<T>::digits - 1;
+  const auto bits = std::bit_cast<Bits>(x);
   Input in;
-  const auto bits = std::bit_cast<std::uint32_t>(x);
-  in.negative = (bits >> 31) != 0;
+  in.negative = (bits >> (8 * sizeof(T) - 1)) != 0;
   switch (std::fpclassify(x)) {
     case FP_NAN:
       in.kind = Input::Kind::nan;
-      in.nan_mantissa = bits & 0x7FFFFFu;
-      in.nan_mantissa_bits = 23;
-      in.signaling = ((bits >> 22) & 1u) == 0;
+      in.nan_mantissa = bits & ((Bits{1} << mantissa_bits) - 1);
+      in.nan_mantissa_bits = mantissa_bits;
+      in.signaling = ((bits >> (mantissa_bits - 1)) & 1u) == 0;
       break;
     case FP_INFINITE: in.kind = Input::Kind::inf; break;
     case FP_ZERO: in.kind = Input::Kind::zero; break;
@@ -191,26 +196,8 @@ Input from_float(float x) {
   return in;
 }
 
-Input from_double(double x) {
-  Input in;
-  const auto bits = std::bit_cast<std::uint64_t>(x);
-  in.negative = (bits >> 63) != 0;
-  switch (std::fpclassify(x)) {
-    case FP_NAN:
-      in.kind = Input::Kind::nan;
-      in.nan_mantissa = bits & ((std::uint64_t{1} << 52) - 1);
-      in.nan_mantissa_bits = 52;
-      in.signaling = ((bits >> 51) & 1u) == 0;
-      break;
-    case FP_INFINITE: in.kind = Input::Kind::inf; break;
-    case FP_ZERO: in.kind = Input::Kind::zero; break;
-    default:
-      in.kind = Input::Kind::finite;
-      in.magnitude = Real(std::fabs(x));
-      in.source_subnormal = std::fpclassify(x) == FP_SUBNORMAL;
-  }
-  return in;
-}
+Input from_float(float x) { return from_ieee<float, std::uint32_t>(x); }
+Input from_double(double x) { return from_ieee<double, std::uint64_t>(x); }
 
 Position locate(const ReferenceFormat& f, const Real& magnitude) {
   const auto& ladder = f.ladder();
