@@ -1,6 +1,7 @@
 // Dot products with the three built-in accumulations, and the matrix product
 // over any DotKernel.
 #include <boost/multiprecision/cpp_int.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "arith_exact.hpp"
@@ -30,34 +31,48 @@ Conversion fp32_dot(const Format& in, std::span<const std::uint64_t> a, std::spa
   return arith::with_flags(round_to_format(unpack(formats::fp32, sum.bits), out, p), sum.flags);
 }
 
+// Infinities and NaNs of a dot product by IEEE 754's rules for the exact sum
+// of exact products, decided from the operands' classes alone (no finite
+// product or partial sum can overflow here, whatever the input format): a NaN
+// operand gives NaN (the first, in the order a[0], b[0], a[1], ...), 0 * inf
+// and +inf + -inf are invalid, otherwise an infinite product is the result.
+std::optional<Conversion> special_dot(std::span<const Unpacked> x, std::span<const Unpacked> y, const Format& out,
+                                      const Policy& p, Flags flags) {
+  std::vector<const Unpacked*> operands;
+  bool zero_times_inf = false, plus_inf = false, minus_inf = false;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    operands.push_back(&x[i]);
+    operands.push_back(&y[i]);
+    if (x[i].is_nan() || y[i].is_nan()) continue;
+    const bool inf = x[i].is_inf() || y[i].is_inf();
+    zero_times_inf = zero_times_inf || (inf && (x[i].is_zero() || y[i].is_zero()));
+    (x[i].sign != y[i].sign ? minus_inf : plus_inf) |= inf;
+  }
+  if (zero_times_inf) flags |= Flag::invalid;
+  if (auto nan = arith::propagate_nan(operands, out, p)) return arith::with_flags(*nan, flags);
+  if (zero_times_inf || (plus_inf && minus_inf)) return arith::with_flags(arith::invalid_operation(out, p), flags);
+  if (plus_inf || minus_inf) return arith::round_with(arith::signed_infinity(minus_inf), out, p, flags);
+  return std::nullopt;
+}
+
 // The exact sum of the products as an integer times 2^lowest, rounded once.
-// Infinities and NaNs follow IEEE: the same as an fp64 fma chain, which is
-// exact for them (no finite product of formats up to fp32 overflows fp64).
 Conversion exact_dot(const Format& in, std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
                      const Format& out, const Policy& p) {
   using boost::multiprecision::cpp_int;
-  Conversion special;
-  Flags special_flags;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    // Default policy: no saturation, so an infinity stays one.
-    special = fma(unpack(in, a[i]), unpack(in, b[i]), unpack(formats::fp64, special.bits), formats::fp64);
-    special_flags |= special.flags;
-  }
-  const Unpacked chained = unpack(formats::fp64, special.bits);
-  if (chained.is_nan() || chained.is_inf()) {
-    return arith::with_flags(round_to_format(chained, out, p),
-                             special_flags.has(Flag::invalid) ? Flags(Flag::invalid) : Flags());
-  }
-
   Flags flags;
+  std::vector<Unpacked> x, y;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    x.push_back(arith::screen(unpack(in, a[i]), p, flags));
+    y.push_back(arith::screen(unpack(in, b[i]), p, flags));
+  }
+  if (auto special = special_dot(x, y, out, p, flags)) return *special;
+
   std::vector<arith::Term> terms;
   bool all_negative_zero = true;  // IEEE: a sum of -0 products is -0
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const Unpacked x = arith::screen(unpack(in, a[i]), p, flags);
-    const Unpacked y = arith::screen(unpack(in, b[i]), p, flags);
-    const bool zero_product = x.is_zero() || y.is_zero();
-    all_negative_zero = all_negative_zero && zero_product && x.sign != y.sign;
-    if (!zero_product) terms.push_back(arith::exact_product(x, y));
+    const bool zero_product = x[i].is_zero() || y[i].is_zero();
+    all_negative_zero = all_negative_zero && zero_product && x[i].sign != y[i].sign;
+    if (!zero_product) terms.push_back(arith::exact_product(x[i], y[i]));
   }
   if (terms.empty()) return arith::round_with(arith::signed_zero(all_negative_zero && !a.empty()), out, p, flags);
   std::int32_t lowest = terms[0].exponent;

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <span>
 
 #include "fmtcheck/arithmetic.hpp"
 
@@ -36,8 +37,12 @@ Unpacked screen(const Unpacked& x, const Policy& p, Flags& flags);
 
 // When an operand is NaN: the first NaN operand through the NaN convention,
 // invalid if any operand is signaling.
-std::optional<Conversion> propagate_nan(std::initializer_list<const Unpacked*> operands, const Format& to,
+std::optional<Conversion> propagate_nan(std::span<const Unpacked* const> operands, const Format& to,
                                         const Policy& p);
+inline std::optional<Conversion> propagate_nan(std::initializer_list<const Unpacked*> operands, const Format& to,
+                                               const Policy& p) {
+  return propagate_nan(std::span(operands.begin(), operands.size()), to, p);
+}
 // The default NaN of an invalid operation.
 Conversion invalid_operation(const Format& to, const Policy& p);
 

@@ -14,7 +14,7 @@ Unpacked screen(const Unpacked& x, const Policy& p, Flags& flags) {
   return y;
 }
 
-std::optional<Conversion> propagate_nan(std::initializer_list<const Unpacked*> operands, const Format& to,
+std::optional<Conversion> propagate_nan(std::span<const Unpacked* const> operands, const Format& to,
                                         const Policy& p) {
   const Unpacked* first = nullptr;
   bool signaling = false;

@@ -4,7 +4,9 @@
 // reference for exact and element-format accumulation.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "fmtcheck/convert.hpp"
@@ -102,4 +104,56 @@ TEST_CASE("fmt prints the value by default and the bits on request") {
   CHECK(fmt::format("{:b}", float8_e4m3(1.0f)) == "0b00111000");
   CHECK(fmt::format("{:x}", tf32(1.0f)) == "0x3f800000");
   CHECK(fmt::format("{}", -std::numeric_limits<float16>::infinity()) == "-inf");
+}
+
+TEST_CASE("exact accumulation: infinities and NaNs follow IEEE for any input format, fp64 included") {
+  // Hand-worked from IEEE 754 §6.1-§7.2 applied to the exact sum of exact products.
+  const auto f64 = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  const auto run = [&](std::vector<double> a, std::vector<double> b, const Format& out, const Policy& p = {}) {
+    std::vector<std::uint64_t> x, y;
+    for (double v : a) x.push_back(f64(v));
+    for (double v : b) y.push_back(f64(v));
+    return dot(formats::fp64, x, y, out, Accumulation::exact, p);
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Finite products that overflow fp64 cancel exactly: the exact sum is 0,
+  // where an fp64 chain would compute inf - inf = NaN.
+  Conversion c = run({1e300, 1e300}, {1e300, -1e300}, formats::fp64);
+  CHECK(c.bits == 0);
+  CHECK(c.flags == Flags());
+  c = run({1e300, 1e300, 1.0}, {1e300, -1e300, 0.5}, formats::fp64);
+  CHECK(c.bits == f64(0.5));
+  CHECK(c.flags == Flags());
+  // A finite sum beyond fp64's range overflows only when rounded at the end.
+  c = run({1e300}, {1e300}, formats::fp64);
+  CHECK(c.bits == f64(inf));
+  CHECK(c.flags == (Flags(Flag::overflow) | Flag::inexact));
+  c = run({1e300, -1e300}, {1e300, 1e300}, formats::fp64, {.rounding = Rounding::rtz});
+  CHECK(c.bits == 0);
+  // Infinite products: the sum is that infinity; both signs, or 0 * inf, are invalid.
+  c = run({inf, 1e300}, {2.0, -1e300}, formats::fp64);
+  CHECK(c.bits == f64(inf));
+  CHECK(c.flags == Flags());
+  c = run({inf, -inf}, {1.0, 1.0}, formats::fp64);
+  CHECK(std::isnan(std::bit_cast<double>(c.bits)));
+  CHECK(c.flags == (Flags(Flag::invalid) | Flag::nan_produced));
+  c = run({0.0, 1.0}, {inf, 1.0}, formats::fp64);
+  CHECK(std::isnan(std::bit_cast<double>(c.bits)));
+  CHECK(c.flags.has(Flag::invalid));
+  // An infinity under saturation is max finite, as for every other operation.
+  c = run({-inf}, {1.0}, formats::fp16, {.overflow = Overflow::sat});
+  CHECK(c.bits == 0xFBFF);
+  // daz takes a subnormal operand as zero before the products: 0 * inf is invalid.
+  c = run({4.9e-324, 1.0}, {inf, 1.0}, formats::fp64, {.subnormals = Subnormals::daz});
+  CHECK(std::isnan(std::bit_cast<double>(c.bits)));
+  CHECK(c.flags.has(Flag::invalid));
+  CHECK(c.flags.has(Flag::flushed));
+  // The first NaN operand, in the order a[0], b[0], a[1], ..., gives the result's sign and payload.
+  const double negative_nan = -nan;
+  c = run({1.0, negative_nan}, {nan, 1.0}, formats::fp64);
+  CHECK(c.bits == f64(nan));
+  c = run({1.0, negative_nan}, {2.0, nan}, formats::fp64);
+  CHECK(c.bits == f64(negative_nan));
+  CHECK(c.flags == Flags());
 }

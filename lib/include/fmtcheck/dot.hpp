@@ -7,7 +7,9 @@
 //            order (a GPU's FFMA loop; for inputs of at most 12 bits'
 //            precision every product is exact in fp32, so it is also the
 //            multiply-then-add loop);
-//   exact    the exact sum (Boost.Multiprecision integers), rounded once.
+//   exact    the exact sum (Boost.Multiprecision integers), rounded once;
+//            infinities and NaNs follow IEEE for the exact sum of exact
+//            products, in any input format (fp64 products never overflow).
 // The result is then rounded into `out` (exact when out is the accumulation
 // format or wider). A tensor-core model is another DotKernel
 // (tensor_core_kernel() in tensor_core.hpp): matmul takes any kernel, so a
