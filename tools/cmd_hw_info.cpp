@@ -38,11 +38,10 @@ int run_info() {
     std::string model = m.model ? m.model->name : "none";
     if (!m.known_gap.empty()) model += " (" + m.known_gap + ")";
     instructions.add_row({std::string(i.ptx),
-                          cc >= i.min_compute_capability ? "yes" : fmt::format("no (needs sm_{})", i.min_compute_capability),
+                          i.runs_on(cc) ? "yes" : fmt::format("no (needs sm_{})", i.min_compute_capability),
                           model});
   }
   fmt::print("{}", instructions.aligned());
-  fmt::print("not implemented yet: wgmma (sm_90a), cuBLASLt GEMMs, the training step (see docs/hardware.md)\n");
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// fmtcheck hw mma: one tensor-core instruction on random, power-of-two and
+// fmtcheck hw mma: one tensor-core instruction (mma.sync or wgmma) on random, power-of-two and
 // special-value tiles, against the model of that instruction on this GPU.
 #ifdef FMTCHECK_HAS_CUDA
 #include <fmt/format.h>
@@ -47,11 +47,11 @@ int run_mma(const MmaArgs& a) {
 }
 
 const bool registered = register_hw_command({
-    "mma", "one mma.sync instruction on random and adversarial tiles against its tensor-core model", 30,
+    "mma", "one mma.sync or wgmma instruction on random and adversarial tiles against its tensor-core model", 30,
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<MmaArgs>();
       add_instruction_options(sub, a->instruction);
-      sub.add_option("--random", a->random, "tiles per kind (random, powers of two, special values); 128 outputs each")
+      sub.add_option("--random", a->random, "tiles per kind (random, powers of two, special values); 128 outputs each (wgmma: 512)")
           ->capture_default_str();
       sub.add_option("--seed", a->seed, "seed of the tiles")->capture_default_str();
       sub.add_option("--model", a->model, "compare with this preset instead of the GPU's own (differences then count as known)");

@@ -26,7 +26,7 @@ int run_probe(const ProbeArgs& a) {
   std::vector<const cuda::MmaInstruction*> chosen;
   if (a.instruction.type.empty()) {
     for (const cuda::MmaInstruction& i : cuda::mma_instructions()) {
-      if (cc >= i.min_compute_capability) chosen.push_back(&i);
+      if (i.runs_on(cc)) chosen.push_back(&i);
     }
   } else {
     chosen.push_back(&instruction_from(a.instruction));

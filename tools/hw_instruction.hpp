@@ -15,8 +15,8 @@ struct InstructionOptions {
 };
 
 void add_instruction_options(CLI::App& sub, InstructionOptions& o);
-// The mma.sync instruction the options name; UsageError for wgmma (not
-// implemented yet) and for pairs the ISA does not have.
+// The mma.sync or wgmma instruction the options name; UsageError for pairs
+// the ISA does not have.
 const cuda::MmaInstruction& instruction_from(const InstructionOptions& o);
 
 }  // namespace fmtcheck::cli

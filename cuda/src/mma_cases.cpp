@@ -4,35 +4,13 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "fmtcheck/random.hpp"
+#include "random_codes.hpp"
 
 namespace fmtcheck::cuda {
 namespace {
 
-// Draws from splitmix64(seed, position), position counting up.
-class Draws {
- public:
-  explicit Draws(std::uint64_t seed) : seed_(seed) {}
-  std::uint64_t next() { return splitmix64(seed_, position_++); }
-  std::uint64_t below(std::uint64_t n) { return next() % n; }
-
- private:
-  std::uint64_t seed_, position_ = 0;
-};
-
-// A code of f: mostly normal values 2^-8 .. 2^4 with random fraction bits;
-// 1 in 16 zero, 1 in 16 subnormal (where f has them).
-std::uint64_t random_code(const Format& f, Draws& d) {
-  const std::uint64_t sign = d.below(2) ? f.sign_bit() : 0;
-  const std::uint64_t pick = d.below(16);
-  const std::uint64_t fraction = d.next() & ((std::uint64_t{1} << f.mantissa_bits) - 1);
-  if (pick == 0) return sign;
-  if (pick == 1) return sign | (fraction == 0 ? 1 : fraction);
-  const int lo = std::max(1, f.bias - 8), hi = std::min(f.bias + 4, static_cast<int>(f.max_finite_code() >> f.mantissa_bits));
-  const auto field = static_cast<std::uint64_t>(lo + static_cast<int>(d.below(static_cast<std::uint64_t>(hi - lo + 1))));
-  const std::uint64_t code = sign | (field << f.mantissa_bits) | fraction;
-  return (code & f.magnitude_mask()) > f.max_finite_code() ? sign | f.max_finite_code() : code;
-}
+using detail::Draws;
+using detail::random_code;
 
 // ±2^e, e in a band of 12 binades around 1, as a code of f.
 std::uint64_t power_code(const Format& f, Draws& d) {
@@ -58,6 +36,10 @@ std::uint32_t word(const Format& f, std::uint64_t code) { return static_cast<std
 }  // namespace
 
 ModelChoice model_for(const MmaInstruction& ins, int cc) {
+  if (ins.family == MmaFamily::wgmma) {
+    if (cc >= 90 && cc < 100) return {find_tensor_core_model("hopper-wgmma"), ""};
+    return {nullptr, "wgmma runs only on compute capability 9.0 (sm_90a)"};
+  }
   const bool fp8 = *ins.input == formats::e4m3 || *ins.input == formats::e5m2;
   if (cc >= 100) return {nullptr, "no published tensor-core parameters for compute capability 10.0 and later"};
   if (cc >= 90) {
@@ -92,10 +74,10 @@ MmaTiles make_tiles(const MmaInstruction& ins, CaseKind kind, std::size_t count,
   };
   MmaTiles t;
   t.count = count;
-  const std::size_t k = static_cast<std::size_t>(ins.k());
-  t.a.resize(count * 16 * k);
+  const std::size_t m = static_cast<std::size_t>(ins.m()), k = static_cast<std::size_t>(ins.k());
+  t.a.resize(count * m * k);
   t.b.resize(count * 8 * k);
-  t.c.resize(count * 128);
+  t.c.resize(count * m * 8);
   for (auto& w : t.a) w = input_word();
   for (auto& w : t.b) w = input_word();
   for (auto& w : t.c) w = word(out, kind == CaseKind::specials ? special_code(out, d) : random_code(out, d));
@@ -104,17 +86,17 @@ MmaTiles make_tiles(const MmaInstruction& ins, CaseKind kind, std::size_t count,
 
 std::vector<std::uint32_t> emulate_tiles(const MmaInstruction& ins, const DotModel& model, const MmaTiles& tiles) {
   check_tiles(ins, tiles);
-  const std::size_t k = static_cast<std::size_t>(ins.k());
+  const std::size_t m = static_cast<std::size_t>(ins.m()), k = static_cast<std::size_t>(ins.k());
   std::vector<std::uint32_t> d(tiles.c.size());
   std::vector<std::uint64_t> a(k), b(k);
   for (std::size_t t = 0; t < tiles.count; ++t) {
-    for (std::size_t row = 0; row < 16; ++row) {
+    for (std::size_t row = 0; row < m; ++row) {
       for (std::size_t col = 0; col < 8; ++col) {
         for (std::size_t j = 0; j < k; ++j) {
-          a[j] = tiles.a[(t * 16 + row) * k + j];
+          a[j] = tiles.a[(t * m + row) * k + j];
           b[j] = tiles.b[(t * 8 + col) * k + j];
         }
-        const std::size_t i = t * 128 + row * 8 + col;
+        const std::size_t i = (t * m + row) * 8 + col;
         d[i] = static_cast<std::uint32_t>(dot_product_add(model, *ins.input, a, b, tiles.c[i], *ins.output).bits);
       }
     }
@@ -128,13 +110,13 @@ Comparison compare_tiles(const MmaInstruction& ins, const MmaTiles& tiles, const
     throw std::invalid_argument("compare_tiles: D sizes differ from C");
   }
   Comparison c{std::move(title), *ins.output};
-  const std::size_t k = static_cast<std::size_t>(ins.k());
+  const std::size_t m = static_cast<std::size_t>(ins.m()), k = static_cast<std::size_t>(ins.k());
   const int digits = ins.input->storage_bits / 4;
   for (std::size_t i = 0; i < hardware.size(); ++i) {
     c.check(hardware[i], emulator[i], [&] {
-      const std::size_t t = i / 128, row = i % 128 / 8, col = i % 8;
+      const std::size_t t = i / (m * 8), row = i % (m * 8) / 8, col = i % 8;
       std::string s = fmt::format("tile {} row {} col {}: a =", t, row, col);
-      for (std::size_t j = 0; j < k; ++j) s += fmt::format(" {:0{}x}", tiles.a[(t * 16 + row) * k + j], digits);
+      for (std::size_t j = 0; j < k; ++j) s += fmt::format(" {:0{}x}", tiles.a[(t * m + row) * k + j], digits);
       s += "; b =";
       for (std::size_t j = 0; j < k; ++j) s += fmt::format(" {:0{}x}", tiles.b[(t * 8 + col) * k + j], digits);
       return s + fmt::format("; c = {:0{}x}", tiles.c[i], ins.output->storage_bits / 4);
@@ -147,9 +129,9 @@ DotOracle mma_oracle(const MmaInstruction& ins) {
   return [&ins](std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c) {
     MmaTiles t;
     t.count = 1;
-    t.a.assign(16 * a.size(), 0);
+    t.a.assign(static_cast<std::size_t>(ins.m()) * a.size(), 0);
     t.b.assign(8 * b.size(), 0);
-    t.c.assign(128, 0);
+    t.c.assign(static_cast<std::size_t>(ins.m()) * 8, 0);
     std::copy(a.begin(), a.end(), t.a.begin());
     std::copy(b.begin(), b.end(), t.b.begin());
     t.c[0] = static_cast<std::uint32_t>(c);

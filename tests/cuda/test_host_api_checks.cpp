@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "fmtcheck/cuda/convert.hpp"
 #include "fmtcheck/cuda/mma.hpp"
@@ -15,9 +16,9 @@ namespace {
 MmaTiles zero_tiles(const MmaInstruction& ins, std::size_t count) {
   MmaTiles t;
   t.count = count;
-  t.a.assign(count * 16 * ins.k(), 0);
+  t.a.assign(count * ins.m() * ins.k(), 0);
   t.b.assign(count * 8 * ins.k(), 0);
-  t.c.assign(count * 128, 0);
+  t.c.assign(count * ins.m() * 8, 0);
   return t;
 }
 
@@ -60,6 +61,31 @@ TEST_CASE("the mma.sync instructions and their shapes") {
   // The ISA has no bf16 or tf32 mma with an fp16 accumulator.
   CHECK(find_mma_instruction(formats::bf16, formats::fp16) == nullptr);
   CHECK(find_mma_instruction(formats::tf32, formats::fp16) == nullptr);
+}
+
+TEST_CASE("the wgmma instructions: the smallest shape per type, fp16 accumulators for fp16 and fp8 only") {
+  using F = MmaFamily;
+  for (const Format* in : {&formats::fp16, &formats::bf16, &formats::tf32, &formats::e4m3, &formats::e5m2}) {
+    CAPTURE(in->name);
+    const MmaInstruction* ins = find_mma_instruction(*in, formats::fp32, F::wgmma);
+    REQUIRE(ins != nullptr);
+    CHECK(ins->m() == 64);
+    CHECK(ins->k() * in->storage_bits == 256);
+    CHECK(ins->runs_on(90));
+    CHECK_FALSE(ins->runs_on(89));
+    CHECK_FALSE(ins->runs_on(100));  // Blackwell has no wgmma
+    CHECK(std::string(ins->ptx).starts_with("wgmma.mma_async.sync.aligned.m64n8k"));
+  }
+  CHECK(find_mma_instruction(formats::fp16, formats::fp16, F::wgmma) != nullptr);
+  CHECK(find_mma_instruction(formats::e5m2, formats::fp16, F::wgmma) != nullptr);
+  CHECK(find_mma_instruction(formats::bf16, formats::fp16, F::wgmma) == nullptr);
+  CHECK(find_mma_instruction(formats::tf32, formats::fp16, F::wgmma) == nullptr);
+  // A wgmma tile is 64 rows: an mma.sync-sized one is rejected before any device is looked for.
+  const MmaInstruction& wg = *find_mma_instruction(formats::bf16, formats::fp32, F::wgmma);
+  const MmaInstruction& sync = *find_mma_instruction(formats::bf16, formats::fp32);
+  CHECK_NOTHROW(check_tiles(wg, zero_tiles(wg, 2)));
+  CHECK_THROWS_AS(check_tiles(wg, zero_tiles(sync, 2)), std::invalid_argument);
+  CHECK_THROWS_AS(run_mma(wg, zero_tiles(sync, 2)), std::invalid_argument);
 }
 
 TEST_CASE("check_tiles rejects sizes and words that do not fit") {

@@ -20,6 +20,14 @@ TEST_CASE("the model standing for each instruction per architecture") {
   CHECK(model_for(e4m3, 90).model->name == "hopper-wgmma");
   CHECK_FALSE(model_for(e4m3, 90).known_gap.empty());
   CHECK(model_for(f16, 100).model == nullptr);
+  // wgmma: hopper-wgmma for every type, sm_90 only.
+  for (const MmaInstruction& ins : mma_instructions()) {
+    if (ins.family != MmaFamily::wgmma) continue;
+    CAPTURE(ins.ptx);
+    CHECK(model_for(ins, 90).model->name == "hopper-wgmma");
+    CHECK(model_for(ins, 90).known_gap.empty());
+    CHECK(model_for(ins, 89).model == nullptr);
+  }
 }
 
 TEST_CASE("tiles are valid, reproducible and differ by seed and kind") {
@@ -57,4 +65,31 @@ TEST_CASE("emulated D of a tile worked out by hand") {
   REQUIRE(c.kept.size() == 1);
   CHECK(c.kept[0].inputs.starts_with("tile 0 row 3 col 3: a = 0000 0000 0000 3c00 0000"));
   CHECK(c.kept[0].inputs.ends_with("; c = 3f000000"));
+}
+
+TEST_CASE("emulated D of a wgmma tile: 64 rows, the row named in each difference") {
+  // e4m3 -> fp32: A[r][k] = 1 for k = r % 32, B[k][n] = 0.5 for k = n, C = 0:
+  // D = 0.5 where r % 32 = n, 0 elsewhere.
+  const MmaInstruction& ins = *find_mma_instruction(formats::e4m3, formats::fp32, MmaFamily::wgmma);
+  MmaTiles t;
+  t.count = 2;
+  t.a.assign(2 * 64 * 32, 0);
+  t.b.assign(2 * 8 * 32, 0);
+  t.c.assign(2 * 64 * 8, 0);
+  for (int tile = 0; tile < 2; ++tile) {
+    for (int r = 0; r < 64; ++r) t.a[(tile * 64 + r) * 32 + r % 32] = 0x38;  // 1.0
+    for (int n = 0; n < 8; ++n) t.b[(tile * 8 + n) * 32 + n] = 0x30;          // 0.5
+  }
+  const std::vector<std::uint32_t> d =
+      emulate_tiles(ins, *find_tensor_core_model("hopper-wgmma")->for_input(formats::e4m3), t);
+  for (int i = 0; i < 2 * 64 * 8; ++i) {
+    const int r = i / 8 % 64, n = i % 8;
+    CHECK(d[i] == std::bit_cast<std::uint32_t>(r % 32 == n ? 0.5f : 0.0f));
+  }
+  std::vector<std::uint32_t> hw = d;
+  hw[(64 + 40) * 8 + 5] = 1;  // tile 1, row 40, column 5
+  const Comparison c = compare_tiles(ins, t, hw, d, "test");
+  CHECK(c.compared == 2 * 512);
+  REQUIRE(c.kept.size() == 1);
+  CHECK(c.kept[0].inputs.starts_with("tile 1 row 40 col 5: a = 00 00 00 00 00 00 00 00 38"));
 }

@@ -43,7 +43,7 @@ TEST_CASE("hardware conversions match the emulator on every 4093rd float32") {
 
 TEST_CASE("mma.sync matches its published model") {
   for (const MmaInstruction& ins : mma_instructions()) {
-    if (ins.min_compute_capability > capability()) continue;
+    if (!ins.runs_on(capability())) continue;
     const ModelChoice choice = model_for(ins, capability());
     if (!choice.model || !choice.known_gap.empty()) continue;  // nothing published to hold the hardware to
     CAPTURE(ins.ptx);
@@ -58,7 +58,7 @@ TEST_CASE("mma.sync matches its published model") {
 
 TEST_CASE("the probes on the hardware find the published model's parameters") {
   for (const MmaInstruction& ins : mma_instructions()) {
-    if (ins.min_compute_capability > capability()) continue;
+    if (!ins.runs_on(capability())) continue;
     const ModelChoice choice = model_for(ins, capability());
     if (!choice.model || !choice.known_gap.empty()) continue;
     CAPTURE(ins.ptx);

@@ -24,5 +24,8 @@ inline constexpr std::size_t max_elements_per_launch = std::size_t{1} << 26;
 LaunchConfig elementwise_launch(std::size_t elements);
 // Throws std::invalid_argument for 0 tiles or more than a grid holds.
 LaunchConfig mma_launch(std::size_t tiles);
+// wgmma: one warpgroup (128 threads) per tile, one tile per block; the same
+// errors.
+LaunchConfig wgmma_launch(std::size_t tiles);
 
 }  // namespace fmtcheck::cuda
