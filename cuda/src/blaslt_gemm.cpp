@@ -1,0 +1,131 @@
+// cuBLASLt on the device: the one file that talks to the library.
+//
+// cuBLASLt is column-major and FP8 takes only the "TN" form (A transposed,
+// both operands K-major), so every type runs as: A given as K×M (row-major
+// M×K, transposed by the op), B as K×N (column n's K values one after
+// another), C and D as M×N column-major; the host transposes B, C and D.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "fmtcheck/cuda/blaslt_gemm.hpp"
+#include "fmtcheck/cuda/device.hpp"
+
+namespace fmtcheck::cuda {
+namespace {
+
+void check_lt(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLASLt ") + what + ": " + cublasLtGetStatusString(s));
+}
+
+template <class T, cublasStatus_t (*Destroy)(T)>
+struct Handle {
+  T h = nullptr;
+  ~Handle() {
+    if (h) Destroy(h);
+  }
+};
+
+cudaDataType_t data_type(const Format& f) {
+  if (f == formats::fp16) return CUDA_R_16F;
+  if (f == formats::bf16) return CUDA_R_16BF;
+  if (f == formats::e4m3) return CUDA_R_8F_E4M3;
+  return CUDA_R_32F;  // fp32, and tf32 in fp32 words
+}
+
+// Container bits as a byte array of the element width cuBLASLt reads.
+std::vector<unsigned char> packed(const Format& f, const std::vector<std::uint32_t>& words) {
+  const auto size = static_cast<std::size_t>(f.storage_bits / 8);  // tf32: fp32 words
+  std::vector<unsigned char> out(words.size() * size);
+  for (std::size_t i = 0; i < words.size(); ++i) std::memcpy(&out[i * size], &words[i], size);  // little-endian
+  return out;
+}
+
+template <class T>
+void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const T& v, const char* what) {
+  check_lt(cublasLtMatmulDescSetAttribute(d, a, &v, sizeof(v)), what);
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x) {
+  check_gemm(g, x);
+  require_device();
+  const std::size_t m = x.m, n = x.n, k = x.k;
+  std::vector<std::uint32_t> b_columns(k * n);
+  for (std::size_t j = 0; j < k; ++j) {
+    for (std::size_t col = 0; col < n; ++col) b_columns[col * k + j] = x.b[j * n + col];
+  }
+  std::vector<float> c_columns(m * n);
+  for (std::size_t row = 0; row < m; ++row) {
+    for (std::size_t col = 0; col < n; ++col) c_columns[col * m + row] = x.c[row * n + col];
+  }
+  const bool fp8_out = *g.output == formats::e4m3;
+  const std::vector<unsigned char> a_bytes = packed(*g.input, x.a), b_bytes = packed(*g.input, b_columns);
+  detail::DeviceBuffer<unsigned char> a{std::span<const unsigned char>(a_bytes)}, b{std::span<const unsigned char>(b_bytes)};
+  // An e4m3 D takes a bf16 C (cuBLASLt's FP8 rule), unused with beta = 0.
+  detail::DeviceBuffer<float> c(std::span<const float>(fp8_out ? std::vector<float>(m * n / 2 + 1, 0.0f) : c_columns));
+  detail::DeviceBuffer<unsigned char> d(m * n * (fp8_out ? 1 : 4));
+  const float scales[3] = {g.scale_a, g.scale_b, g.scale_d};
+  detail::DeviceBuffer<float> scale(std::span<const float>(scales, 3));
+  constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
+  detail::DeviceBuffer<unsigned char> workspace(workspace_bytes);
+
+  Handle<cublasLtHandle_t, cublasLtDestroy> lt;
+  check_lt(cublasLtCreate(&lt.h), "create");
+  Handle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  const cublasComputeType_t compute = *g.input == formats::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  check_lt(cublasLtMatmulDescCreate(&op.h, compute, CUDA_R_32F), "matmul descriptor");
+  set(op.h, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, "transa");
+  set(op.h, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "transb");
+  if (g.fp8()) {
+    set(op.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.fast_accum ? 1 : 0), "fast accum");
+    set(op.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale.get()), "A scale");
+    set(op.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale.get() + 1), "B scale");
+    if (fp8_out) set(op.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scale.get() + 2), "D scale");
+  }
+  using Layout = Handle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+  Layout la, lb, lc, ld;
+  const cudaDataType_t in = data_type(*g.input);
+  check_lt(cublasLtMatrixLayoutCreate(&la.h, in, k, m, k), "A layout");
+  check_lt(cublasLtMatrixLayoutCreate(&lb.h, in, k, n, k), "B layout");
+  check_lt(cublasLtMatrixLayoutCreate(&lc.h, fp8_out ? CUDA_R_16BF : CUDA_R_32F, m, n, m), "C layout");
+  check_lt(cublasLtMatrixLayoutCreate(&ld.h, fp8_out ? CUDA_R_8F_E4M3 : CUDA_R_32F, m, n, m), "D layout");
+
+  Handle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  check_lt(cublasLtMatmulPreferenceCreate(&pref.h), "preference");
+  check_lt(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                sizeof(workspace_bytes)),
+           "workspace");
+  cublasLtMatmulHeuristicResult_t found{};
+  int count = 0;
+  check_lt(cublasLtMatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, 1, &found, &count), "heuristic");
+  if (count == 0) throw std::runtime_error("cuBLASLt has no algorithm for " + g.name() + " on this GPU");
+  // K summed in order within one kernel: no split-K.
+  const std::int32_t one_slice = 1;
+  check_lt(cublasLtMatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
+                                                sizeof(one_slice)),
+           "split-K off");
+  const float alpha = 1.0f, beta = fp8_out ? 0.0f : 1.0f;
+  check_lt(cublasLtMatmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h,
+                          &found.algo, workspace.get(), workspace_bytes, nullptr),
+           "matmul");
+  const std::vector<unsigned char> d_bytes = d.to_host();
+  std::vector<std::uint32_t> out(m * n);
+  for (std::size_t row = 0; row < m; ++row) {
+    for (std::size_t col = 0; col < n; ++col) {
+      std::uint32_t v = 0;
+      std::memcpy(&v, &d_bytes[(col * m + row) * (fp8_out ? 1 : 4)], fp8_out ? 1 : 4);
+      out[row * n + col] = v;
+    }
+  }
+  return out;
+}
+
+}  // namespace fmtcheck::cuda
