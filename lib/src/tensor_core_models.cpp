@@ -48,6 +48,14 @@ const std::vector<TensorCoreModel>& all_models() {
       {"hopper-wgmma", "H100 (sm_90a) wgmma; MMA-Sim 2025, Khattak & Mikaitis 2025",
        {{"fp16", hw(16, 25)}, {"bf16", hw(16, 25)}, {"tf32", hw(8, 25)},
         {"e4m3", hw_fp8(32, 13)}, {"e5m2", hw_fp8(32, 13)}}},
+      // Blackwell keeps F = 25 for FP8 too, and its fp32 results all 23
+      // fraction bits (no 13-bit truncation); L is the instruction's K.
+      {"blackwell", "B200 (sm_100a) tcgen05.mma kind::f16/tf32/f8f6f4; MMA-Sim 2025, Khattak & Mikaitis 2025",
+       {{"fp16", hw(16, 25)}, {"bf16", hw(16, 25)}, {"tf32", hw(8, 25)},
+        {"e4m3", hw(32, 25)}, {"e5m2", hw(32, 25)}}},
+      {"blackwell-rtx", "RTX 50 (sm_120a) mma.sync m16n8k16/k8/k32; MMA-Sim 2025",
+       {{"fp16", hw(16, 25)}, {"bf16", hw(16, 25)}, {"tf32", hw(8, 25)},
+        {"e4m3", hw(32, 25)}, {"e5m2", hw(32, 25)}}},
       {"ideal-fp32", "not hardware: an fp32 FMA chain (each product exact, one RNE per k)",
        {{"fp16", exact_block(1)}, {"bf16", exact_block(1)}, {"tf32", exact_block(1)},
         {"e4m3", exact_block(1)}, {"e5m2", exact_block(1)}}},

@@ -113,7 +113,9 @@ TEST_CASE("block size: a tiny product survives only outside the block of 1 - 1")
   };
   for (const Case& c : {Case{"volta", &formats::fp16, 4}, Case{"ampere", &formats::fp16, 8},
                         Case{"ampere", &formats::tf32, 4}, Case{"hopper", &formats::bf16, 16},
-                        Case{"hopper", &formats::tf32, 8}, Case{"hopper-wgmma", &formats::e5m2, 32}}) {
+                        Case{"hopper", &formats::tf32, 8}, Case{"hopper-wgmma", &formats::e5m2, 32},
+                        Case{"blackwell", &formats::fp16, 16}, Case{"blackwell", &formats::tf32, 8},
+                        Case{"blackwell", &formats::e5m2, 32}, Case{"blackwell-rtx", &formats::bf16, 16}}) {
     CAPTURE(c.model);
     CAPTURE(c.input->name);
     const DotModel model = preset(c.model, *c.input);
@@ -151,6 +153,27 @@ TEST_CASE("Hopper FP8: 13 alignment bits and an fp32 result with 13 fraction bit
   CHECK(dot32("hopper-wgmma", e4m3, {1, p2(-7)}, {1, p2(-7)}, 0.0f) == 0x3f800000u);
   // Ada's FP8 blocks are 16 long (Khattak & Mikaitis): the same two results.
   CHECK(dot32("ada", e4m3, {1, 1, p2(-6)}, {1, 1, p2(-7)}, 0.0f) == 0x40000000u);
+}
+
+TEST_CASE("Blackwell: F = 25 for every type, FP8 included, and all 23 fraction bits") {
+  // MMA-Sim (arch_accum_fractional_bits, TCGen05MMASim) and Khattak &
+  // Mikaitis (B200TC: neab = 2 for every input) give F = 25 with no 13-bit
+  // FP8 output on B200 and RTX Blackwell.
+  for (const char* m : {"blackwell", "blackwell-rtx"}) {
+    CAPTURE(m);
+    // 1 + 4 * 2^-25 = 1 + 2^-23 survives at F = 25 ...
+    CHECK(dot32(m, formats::fp16, {p2(-13), p2(-13), p2(-13), p2(-13)}, {p2(-12), p2(-12), p2(-12), p2(-12)}, 1.0f) ==
+          0x3f800001u);
+    // ... but 8 * 2^-26 (= 2^-23 exactly) is cut below 2^-25: F is not 26.
+    CHECK(dot32(m, formats::fp16, {p2(-13), p2(-13), p2(-13), p2(-13), p2(-13), p2(-13), p2(-13), p2(-13)},
+                {p2(-13), p2(-13), p2(-13), p2(-13), p2(-13), p2(-13), p2(-13), p2(-13)}, 1.0f) == 0x3f800000u);
+    // FP8: 1 + 2^-14 (2^-7 * 2^-7) is kept whole, 0x3f800200, where Hopper's
+    // wgmma cuts it (0x3f800000, above); 2 + 2^-13 keeps its last bit too.
+    CHECK(dot32(m, formats::e4m3, {1, p2(-7)}, {1, p2(-7)}, 0.0f) == 0x3f800200u);
+    CHECK(dot32(m, formats::e4m3, {1, 1, p2(-6)}, {1, 1, p2(-7)}, 0.0f) == 0x40000200u);
+    // fp32 output toward zero: 1 + 1.5 * 2^-24 gives 1 (nearest would give 1 + 2^-23).
+    CHECK(dot32(m, formats::bf16, {p2(-12), p2(-13)}, {p2(-12), p2(-12)}, 1.0f) == 0x3f800000u);
+  }
 }
 
 TEST_CASE("fp16 output rounds the truncated sum to nearest even, with no sticky bit") {
