@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "fmtcheck/decode.hpp"
 #include "fmtcheck/unpacked.hpp"
 #include "tensor_core_rounding.hpp"
 
@@ -71,15 +72,16 @@ Lines decode_lines(const Format& f, std::span<const std::uint32_t> m, std::size_
 
 struct Kernel {
   const GemmConfig& config;
-  detail::BlockRounding rounding;
+  detail::BlockRounding rounding;  // to config.accumulator
   int shift_up;  // G = F - 2m: a product's integer significand is aligned by << G >> (e_max - align)
   std::size_t block;
 
-  // The tensor core over one chunk of k, from a zero accumulator: fp32 bits.
+  // The tensor core over one chunk of k, from a zero accumulator: bits of
+  // config.accumulator.
   [[nodiscard]] std::uint32_t chunk(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
                                     const std::int32_t* eb, std::size_t len) const {
     const int f = config.model.fraction_bits;
-    constexpr int c_m = 23;  // the accumulator is fp32
+    const int c_m = config.accumulator.mantissa_bits;
     Operand c;               // +0: a block of zeros after it gives +0 again
     std::uint32_t c_bits = 0;
     for (std::size_t k0 = 0; k0 < len; k0 += block) {
@@ -109,13 +111,19 @@ struct Kernel {
                         : static_cast<std::uint32_t>(
                               round_to_format(detail::fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);
       bool special = false;
-      c = decode(formats::fp32, c_bits, special);
+      c = decode(config.accumulator, c_bits, special);
+      // An overflow to infinity (fp16 accumulators) stays: later blocks add finite terms.
+      if (special) return c_bits;
     }
     return c_bits;
   }
 };
 
-float as_float(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+// The accumulator's bits as a float: fp16 widens exactly.
+float as_float(const Format& accumulator, std::uint64_t bits) {
+  if (accumulator == formats::fp32) return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
+  return static_cast<float>(to_double(accumulator, bits));
+}
 
 }  // namespace
 
@@ -125,6 +133,9 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
     throw std::invalid_argument("gemm: matrix sizes do not match M, N, K");
   }
   if (config.split_k == 0) throw std::invalid_argument("gemm: split_k must be at least 1");
+  if (!is_tensor_core_output(config.accumulator)) {
+    throw std::invalid_argument("gemm: the accumulator must be fp32 or fp16, not " + config.accumulator.name);
+  }
   const DotModel& model = config.model;
   const int g = model.fraction_bits - 2 * config.input.mantissa_bits;
   // The fast block needs F >= 2m (true of every hardware preset) and terms
@@ -132,22 +143,23 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   const bool fast = model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40;
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
-  const Kernel kernel{config, detail::block_rounding(model, formats::fp32), g, block};
+  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block};
   const Lines rows = decode_lines(config.input, a, m, k, k, 1);
   const Lines cols = decode_lines(config.input, b, n, k, 1, n);
   const float scale = config.scale_a * config.scale_b;
   const std::size_t slice = (k + config.split_k - 1) / config.split_k;
   const std::size_t chunk = config.promote_every == 0 ? std::max<std::size_t>(slice, 1) : config.promote_every;
 
-  // The tensor core's fp32 result for k in [k0, k1) of row i, column j.
+  // The tensor core's result for k in [k0, k1) of row i, column j.
   const auto tensor_core = [&](std::size_t i, std::size_t j, std::size_t k0, std::size_t k1) -> float {
     const std::size_t ai = i * k + k0, bj = j * k + k0;
     if (fast && !rows.special[i] && !cols.special[j]) {
-      return as_float(kernel.chunk(&rows.sig[ai], &rows.align[ai], &cols.sig[bj], &cols.align[bj], k1 - k0));
+      return as_float(config.accumulator,
+                      kernel.chunk(&rows.sig[ai], &rows.align[ai], &cols.sig[bj], &cols.align[bj], k1 - k0));
     }
     const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
     const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
-    return as_float(static_cast<std::uint32_t>(dot_product_add(model, config.input, av, bv, 0, formats::fp32).bits));
+    return as_float(config.accumulator, dot_product_add(model, config.input, av, bv, 0, config.accumulator).bits);
   };
 
   const auto run_rows = [&](std::size_t i0, std::size_t i1) {
@@ -156,13 +168,12 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
         float total = 0;
         for (std::size_t s = 0; s < config.split_k; ++s) {
           const std::size_t s0 = std::min(k, s * slice), s1 = std::min(k, s0 + slice);
-          float acc = s == 0 ? c[i * n + j] : 0.0f;
-          for (std::size_t k0 = s0; k0 < s1; k0 += chunk) {
-            acc = std::fma(tensor_core(i, j, k0, std::min(s1, k0 + chunk)), scale, acc);
-          }
+          float acc = 0;
+          // Promotion: a plain fp32 addition, never fused with the scale.
+          for (std::size_t k0 = s0; k0 < s1; k0 += chunk) acc += tensor_core(i, j, k0, std::min(s1, k0 + chunk));
           total = s == 0 ? acc : total + acc;
         }
-        d[i * n + j] = total;
+        d[i * n + j] = std::fma(scale, total, c[i * n + j]);  // the epilogue: alpha * acc + beta * C
       }
     }
   };

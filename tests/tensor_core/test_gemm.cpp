@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fmtcheck/decode.hpp"
 #include "fmtcheck/gemm.hpp"
 #include "fmtcheck/tensor_core.hpp"
 
@@ -40,19 +41,19 @@ float reference_element(const GemmConfig& g, std::size_t n, std::size_t k, const
   float total = 0;
   for (std::size_t s = 0; s < g.split_k; ++s) {
     const std::size_t s0 = std::min(k, s * slice), s1 = std::min(k, s0 + slice);
-    float acc = s == 0 ? c : 0.0f;
+    float acc = 0;
     for (std::size_t k0 = s0; k0 < s1; k0 += chunk) {
       std::vector<std::uint64_t> av, bv;
       for (std::size_t q = k0; q < std::min(s1, k0 + chunk); ++q) {
         av.push_back(a[i * k + q]);
         bv.push_back(b[q * n + j]);
       }
-      const auto p = static_cast<std::uint32_t>(dot_product_add(g.model, g.input, av, bv, 0, formats::fp32).bits);
-      acc = std::fma(std::bit_cast<float>(p), scale, acc);
+      const std::uint64_t p = dot_product_add(g.model, g.input, av, bv, 0, g.accumulator).bits;
+      acc += static_cast<float>(to_double(g.accumulator, p));
     }
     total = s == 0 ? acc : total + acc;
   }
-  return total;
+  return std::fma(scale, total, c);
 }
 
 bool same_bits(float x, float y) {
@@ -95,6 +96,68 @@ TEST_CASE("gemm equals dot_product_add for every preset and input type") {
       check_gemm(g, 5, 7, 45, false, rng);  // K not a multiple of any block size
     }
   }
+}
+
+TEST_CASE("gemm with fp16 accumulators equals dot_product_add chained through fp16") {
+  std::mt19937 rng(16);
+  for (const char* name : {"volta", "ampere", "hopper", "blackwell"}) {
+    for (const std::size_t promote : {std::size_t{0}, std::size_t{32}}) {
+      CAPTURE(name);
+      CAPTURE(promote);
+      GemmConfig g;
+      g.model = *find_tensor_core_model(name)->for_input(formats::fp16);
+      g.input = formats::fp16;
+      g.accumulator = formats::fp16;
+      g.promote_every = promote;
+      check_gemm(g, 5, 6, 77, false, rng);  // random fp16 bits: many sums overflow fp16 to infinity
+    }
+  }
+}
+
+TEST_CASE("fp16 accumulators: each block's D is rounded to fp16 before the next block") {
+  // Hopper fp16 (L = 16): block 1 is 1*1 + 2^-11*1 = 1 + 2^-11, a tie in
+  // fp16 that goes to even: 1. Block 2 adds 2^-11 to that C = 1: 1 again.
+  // With an fp32 accumulator block 1 keeps 1 + 2^-11 and block 2 gives
+  // 1 + 2^-10 (0x3f802000).
+  std::vector<std::uint32_t> a(32, 0), b(32, 0);
+  a[0] = 0x3c00, b[0] = 0x3c00;   // 1 * 1
+  a[1] = 0x1000, b[1] = 0x3c00;   // 2^-11 * 1
+  a[16] = 0x1000, b[16] = 0x3c00;
+  GemmConfig g;
+  g.model = *find_tensor_core_model("hopper")->for_input(formats::fp16);
+  g.input = formats::fp16;
+  const std::vector<float> c(1, 0.0f);
+  std::vector<float> d(1);
+  g.accumulator = formats::fp16;
+  gemm(g, 1, 1, 32, a, b, c, d);
+  CHECK(std::bit_cast<std::uint32_t>(d[0]) == 0x3f800000u);
+  g.accumulator = formats::fp32;
+  gemm(g, 1, 1, 32, a, b, c, d);
+  CHECK(std::bit_cast<std::uint32_t>(d[0]) == 0x3f802000u);
+}
+
+TEST_CASE("promotion is an fp32 addition and the scale comes once, in the epilogue") {
+  // Hopper fp16, promote every 16, scale 3. Chunk 1: (1 + 2^-10)^2 + 2^-12 *
+  // 2^-11 = p1 = 1 + 2^-9 + 2^-20 + 2^-23 (exact at F = 25, and in fp32).
+  // Chunk 2: 1*1 = 1. In units u = 2^-23: p1 = 8405001u, p1 + 1 = 16793609u,
+  // which in [2, 4) (step 2u) is a tie that goes to even: 16793608u. Then
+  // 3 * 16793608u = 50380824u is exact in [4, 8) (step 4u): D = 6 + 3*2^-9 +
+  // 3*2^-20 = 0x40c03006. Fusing the scale into each promotion, as
+  // fma(p, 3, acc), rounds 3*p1 = 25215003u to 25215004u first and gives
+  // 50380828u = 0x40c03007 instead.
+  std::vector<std::uint32_t> a(32, 0), b(32, 0);
+  a[0] = 0x3c01, b[0] = 0x3c01;  // 1 + 2^-10
+  a[1] = 0x0c00, b[1] = 0x1000;  // 2^-12, 2^-11
+  a[16] = 0x3c00, b[16] = 0x3c00;
+  GemmConfig g;
+  g.model = *find_tensor_core_model("hopper")->for_input(formats::fp16);
+  g.input = formats::fp16;
+  g.scale_a = 3.0f;
+  g.promote_every = 16;
+  const std::vector<float> c(1, 0.0f);
+  std::vector<float> d(1);
+  gemm(g, 1, 1, 32, a, b, c, d);
+  CHECK(std::bit_cast<std::uint32_t>(d[0]) == 0x40c03006u);
 }
 
 TEST_CASE("gemm with scales, promotion and split-K equals its definition") {

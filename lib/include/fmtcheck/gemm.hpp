@@ -16,6 +16,7 @@ namespace fmtcheck {
 struct GemmConfig {
   DotModel model;                     // the instruction's arithmetic for `input`
   Format input = formats::e4m3;       // element format of A and B
+  Format accumulator = formats::fp32;  // the instruction's C/D: fp32, or fp16 (mma ... .f16 accumulators)
   float scale_a = 1.0f;               // per-tensor scale factors (FP8 dequantisation)
   float scale_b = 1.0f;
   std::size_t promote_every = 0;      // K elements per tensor-core chunk; 0: the whole slice (no promotion)
@@ -28,11 +29,14 @@ struct GemmConfig {
 //
 // For each slice of K (split_k of them, nearly equal, in order) the tensor
 // core computes each chunk of promote_every elements (or the whole slice)
-// from a zero accumulator, in blocks of L chained along k; each chunk's fp32
-// result p is promoted into an fp32 accumulator acc = fma(p, s, acc) rounded
-// to nearest even, s = scale_a * scale_b (rounded to fp32), acc starting at C
-// for the first slice and at 0 for the others. D is the slices' sum in fp32,
-// in order, each addition rounded to nearest even (as CUDA cores do).
+// from a zero accumulator, in blocks of L chained along k through an
+// accumulator of config.accumulator (each block's D, rounded to that format,
+// is the next block's C). Each chunk's result p is promoted into the slice's
+// fp32 accumulator with one IEEE fp32 addition, acc = acc + p rounded to
+// nearest even, as CUTLASS's FP8 kernels do (GmmaFP8Accumulation); the
+// slices' accumulators are added in fp32, in order. The epilogue is CUTLASS's
+// LinearCombination with alpha = s = scale_a * scale_b (rounded to fp32) and
+// beta = 1: D = fma(s, total, C), one rounding to nearest even.
 void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
           std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d);
 
