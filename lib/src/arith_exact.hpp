@@ -33,7 +33,19 @@ Unpacked exact_sum(const Term& x, const Term& y, Rounding r);
 // daz: a subnormal operand becomes a zero of its sign (and raises flushed).
 // The result never claims to be a source subnormal, so the rounding core does
 // not flush the operation's result as if it were an input.
-Unpacked screen(const Unpacked& x, const Policy& p, Flags& flags);
+// Inline: every operation calls it on every operand.
+inline Unpacked screen(const Unpacked& x, const Policy& p, Flags& flags) {
+  Unpacked y = x;
+  y.source_subnormal = false;
+  if (x.source_subnormal && x.is_finite_nonzero() && p.flush_inputs()) {
+    flags |= Flag::flushed;
+    y.kind = Unpacked::Kind::zero;
+    y.exponent = 0;
+    y.significand = 0;
+    y.sticky = false;
+  }
+  return y;
+}
 
 // When an operand is NaN: the first NaN operand through the NaN convention,
 // invalid if any operand is signaling.
@@ -41,7 +53,10 @@ std::optional<Conversion> propagate_nan(std::span<const Unpacked* const> operand
                                         const Policy& p);
 inline std::optional<Conversion> propagate_nan(std::initializer_list<const Unpacked*> operands, const Format& to,
                                                const Policy& p) {
-  return propagate_nan(std::span(operands.begin(), operands.size()), to, p);
+  for (const Unpacked* x : operands) {
+    if (x->is_nan()) return propagate_nan(std::span(operands.begin(), operands.size()), to, p);
+  }
+  return std::nullopt;  // the common case, decided inline
 }
 // The default NaN of an invalid operation.
 Conversion invalid_operation(const Format& to, const Policy& p);

@@ -4,16 +4,6 @@
 
 namespace fmtcheck::arith {
 
-Unpacked screen(const Unpacked& x, const Policy& p, Flags& flags) {
-  Unpacked y = x;
-  if (y.is_finite_nonzero() && y.source_subnormal && p.flush_inputs()) {
-    flags |= Flag::flushed;
-    y = signed_zero(x.sign);
-  }
-  y.source_subnormal = false;
-  return y;
-}
-
 std::optional<Conversion> propagate_nan(std::span<const Unpacked* const> operands, const Format& to,
                                         const Policy& p) {
   const Unpacked* first = nullptr;
