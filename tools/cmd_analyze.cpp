@@ -1,11 +1,15 @@
 // fmtcheck analyze: what each format (and scale) does to every tensor of
 // some files: counts, errors, amax, binade histogram, best power-of-two
-// scale. Files are opened (and their headers checked) before any work, and
-// output files are written only once everything succeeded.
+// scale, per-block results. Files are opened (and their headers checked)
+// before any work, and output files are written only once everything
+// succeeded. Chunks of a tensor are measured on all cores; their results
+// are merged in chunk order, so the output does not depend on the threads.
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "command.hpp"
 #include "fmtcheck/analysis.hpp"
@@ -30,7 +34,8 @@ struct AnalyzeArgs {
   std::string scale_rule = "ocp";
   std::string tensors;
   ReadArgs read;
-  std::string csv, histogram_csv, json;
+  std::string csv, histogram_csv, block_csv, json;
+  unsigned threads = 0;  // 0: every core
 };
 
 // --scale none | auto | amax[:MARGIN] | pow2:N
@@ -91,7 +96,14 @@ struct Result {
 
 struct TensorHistogram {
   std::string file, tensor;
-  std::map<int, std::uint64_t> binades;
+  InputSummary input;
+};
+
+// The MX blocks of one tensor under one format, for --block-csv.
+struct TensorBlocks {
+  std::string file, tensor, format;
+  std::uint64_t block_size;
+  std::vector<BlockResult> blocks;
 };
 
 std::vector<std::pair<std::string, double>> measures_of(const ConversionStats& s, const InputSummary& in) {
@@ -125,6 +137,17 @@ std::string compact(double v) {
   return text;
 }
 
+// The histogram's rows: every binade that occurs (floor(log2 |x|) of the
+// nonzero finite values), then "zero", "nan" and "inf" (either sign), always.
+std::vector<std::pair<std::string, std::uint64_t>> histogram_rows(const InputSummary& in) {
+  std::vector<std::pair<std::string, std::uint64_t>> rows;
+  for (const auto& [b, n] : in.binades()) rows.emplace_back(std::to_string(b), n);
+  rows.emplace_back("zero", in.zero);
+  rows.emplace_back("nan", in.nan);
+  rows.emplace_back("inf", in.inf);
+  return rows;
+}
+
 class Analyzer {
  public:
   explicit Analyzer(const AnalyzeArgs& args)
@@ -137,6 +160,8 @@ class Analyzer {
     if (args.block > 0 && scale_.kind != ScaleSpec::Kind::none) {
       throw UsageError("--block sets per-block scales; it cannot be combined with --scale " + args.scale);
     }
+    if (!args.block_csv.empty() && args.block == 0) throw UsageError("--block-csv needs --block N");
+    threads_ = args.threads != 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
     filter_ = tensor_filter(args.tensors);
   }
 
@@ -193,9 +218,25 @@ class Analyzer {
     if (!args_.histogram_csv.empty()) {
       Table t({"file", "tensor", "binade", "count"});
       for (const TensorHistogram& h : histograms_) {
-        for (const auto& [b, n] : h.binades) t.add_row({h.file, h.tensor, std::to_string(b), std::to_string(n)});
+        for (const auto& [b, n] : histogram_rows(h.input)) t.add_row({h.file, h.tensor, b, std::to_string(n)});
       }
       outputs.emplace_back(std::make_unique<OutputFile>(args_.histogram_csv), t.csv());
+    }
+    if (!args_.block_csv.empty()) {
+      Table t({"file", "tensor", "format", "scale_rule", "block", "start", "amax", "scale_log2", "values", "exact", "inexact",
+               "overflow", "saturated", "underflow_to_zero", "subnormal", "max_abs_error", "max_rel_error"});
+      for (const TensorBlocks& tb : blocks_) {
+        for (std::size_t b = 0; b < tb.blocks.size(); ++b) {
+          const BlockResult& r = tb.blocks[b];
+          const ConversionStats& s = r.stats;
+          t.add_row({tb.file, tb.tensor, tb.format, args_.scale_rule, std::to_string(b), std::to_string(b * tb.block_size),
+                     shortest(r.amax), std::to_string(r.scale_log2), std::to_string(s.values), std::to_string(s.exact),
+                     std::to_string(s.inexact), std::to_string(s.overflow), std::to_string(s.saturated),
+                     std::to_string(s.underflow_to_zero), std::to_string(s.subnormal), shortest(s.max_abs_error),
+                     shortest(s.max_rel_error)});
+        }
+      }
+      outputs.emplace_back(std::make_unique<OutputFile>(args_.block_csv), t.csv());
     }
     if (!args_.json.empty()) outputs.emplace_back(std::make_unique<OutputFile>(args_.json), json() + "\n");
     for (auto& [file, text] : outputs) file->write(text);
@@ -209,8 +250,10 @@ class Analyzer {
   ScaleSpec scale_;
   BlockScaleRule rule_;
   std::optional<std::regex> filter_;
+  unsigned threads_ = 1;
   std::vector<Result> results_;
   std::vector<TensorHistogram> histograms_;
+  std::vector<TensorBlocks> blocks_;
 
   bool selected(const TensorInfo& t) const { return !filter_ || std::regex_search(t.name, *filter_); }
 
@@ -218,64 +261,121 @@ class Analyzer {
     const TensorInfo& info = file.tensors()[index];
     // Whole blocks per chunk, so that --block sees the blocks of the tensor.
     const std::size_t block = args_.block > 0 ? static_cast<std::size_t>(args_.block) : 1;
-    const std::size_t chunk = ((std::size_t{1} << 16) + block - 1) / block * block;
+    const std::size_t chunk = ((std::size_t{1} << 20) + block - 1) / block * block;
+    const std::size_t chunks = static_cast<std::size_t>((info.count + chunk - 1) / chunk);
+    std::mutex mutex;  // guards `input` and the progress
+    const auto progressed = [&](std::size_t n) {
+      const std::lock_guard lock(mutex);
+      progress.update(done += n);
+    };
 
-    InputSummary input;
-    file.for_each_chunk(index, chunk, [&](std::span<const float> x) {
-      input.add(x);
-      progress.update(done += x.size());
-    });
-
+    // Each format's measurements, one slot per chunk (merged in order below).
     struct PerFormat {
       std::optional<ScaledConversion> scaled;
       std::optional<BlockScaledConversion> blocked;
-      std::optional<ScaledConversion> at_best;  // only when it differs from `scaled`
+      std::optional<ScaledConversion> at_best;  // only when it differs from `scaled`; flags only
       std::optional<int> best;
+      std::vector<ConversionStats> scaled_stats, best_stats;
+      std::vector<BlockTotals> block_totals;
+      std::vector<std::vector<BlockResult>> block_results;
     };
     std::vector<PerFormat> per_format(formats_.size());
+    const bool keep_blocks = !args_.block_csv.empty();
+    for (PerFormat& p : per_format) {
+      p.scaled_stats.resize(chunks);
+      p.best_stats.resize(chunks);
+      p.block_totals.resize(chunks);
+      if (keep_blocks) p.block_results.resize(chunks);
+    }
+    const auto measure_main = [&](const TensorChunk& c) {
+      const std::size_t slot = static_cast<std::size_t>(c.first / chunk);
+      for (PerFormat& p : per_format) {
+        std::visit([&](auto x) {
+          if (p.scaled) p.scaled->measure(x, c.first, p.scaled_stats[slot]);
+          if (p.blocked) p.blocked->measure(x, c.first, p.block_totals[slot], keep_blocks ? &p.block_results[slot] : nullptr);
+        }, c.values);
+      }
+    };
+
+    // Pass 1: the input summary, and the conversions whose scale does not
+    // depend on the tensor's amax.
+    const bool scale_needs_amax = scale_.kind == ScaleSpec::Kind::automatic || scale_.kind == ScaleSpec::Kind::amax;
+    if (!scale_needs_amax) {
+      for (std::size_t f = 0; f < formats_.size(); ++f) {
+        if (args_.block > 0) {
+          per_format[f].blocked.emplace(formats_[f], policy_, args_.block, rule_);
+        } else {
+          per_format[f].scaled.emplace(formats_[f], policy_, scale_for(scale_, 0, formats_[f]), args_.seed);
+        }
+      }
+    }
+    InputSummary input;
+    file.for_each_chunk(index, chunk, [&](const TensorChunk& c) {
+      InputSummary part;
+      std::visit([&](auto x) { part.add(x); }, c.values);
+      if (!scale_needs_amax) measure_main(c);
+      const std::lock_guard lock(mutex);
+      input += part;
+      progress.update(done += c.size());
+    }, threads_);
+
+    // Pass 2: what needs the amax: its scale, and the underflow at the best power of two.
+    bool second_pass = false;
     for (std::size_t f = 0; f < formats_.size(); ++f) {
       PerFormat& p = per_format[f];
       p.best = best_pow2_exponent(input.amax, formats_[f]);
-      if (args_.block > 0) {
-        p.blocked.emplace(formats_[f], policy_, args_.block, rule_);
-      } else {
-        p.scaled.emplace(formats_[f], policy_, scale_for(scale_, input.amax, formats_[f]), args_.seed);
-      }
+      if (scale_needs_amax) p.scaled.emplace(formats_[f], policy_, scale_for(scale_, input.amax, formats_[f]), args_.seed);
       if (p.best && (!p.scaled || p.scaled->scale() != std::ldexp(1.0f, *p.best))) {
         p.at_best.emplace(formats_[f], policy_, std::ldexp(1.0f, *p.best), args_.seed);
       }
+      second_pass = second_pass || scale_needs_amax || p.at_best;
     }
-    file.for_each_chunk(index, chunk, [&](std::span<const float> x) {
-      for (PerFormat& p : per_format) {
-        if (p.scaled) p.scaled->add(x);
-        if (p.blocked) p.blocked->add(x);
-        if (p.at_best) p.at_best->add(x);
-      }
-      progress.update(done += x.size());
-    });
+    if (second_pass) {
+      file.for_each_chunk(index, chunk, [&](const TensorChunk& c) {
+        if (scale_needs_amax) measure_main(c);
+        const std::size_t slot = static_cast<std::size_t>(c.first / chunk);
+        for (PerFormat& p : per_format) {
+          if (p.at_best) std::visit([&](auto x) { p.at_best->count_flags(x, c.first, p.best_stats[slot]); }, c.values);
+        }
+        progressed(c.size());
+      }, threads_);
+    } else {
+      progressed(info.count);
+    }
 
     for (std::size_t f = 0; f < formats_.size(); ++f) {
-      const PerFormat& p = per_format[f];
+      PerFormat& p = per_format[f];
+      ConversionStats stats, best;
+      BlockTotals totals;
+      for (std::size_t c = 0; c < chunks; ++c) {
+        stats += p.scaled_stats[c];
+        best += p.best_stats[c];
+        totals += p.block_totals[c];
+      }
       Result r{file.path(), info.name, formats_[f].name, "", {}};
-      const ConversionStats& stats = p.scaled ? p.scaled->stats() : p.blocked->stats();
-      r.measures = measures_of(stats, input);
+      r.measures = measures_of(p.scaled ? stats : totals.stats, input);
       if (p.scaled) {
         r.scale = scale_label(p.scaled->scale());
       } else {
         r.scale = "block" + std::to_string(args_.block) + ":" + args_.scale_rule;
-        r.measures.emplace_back("blocks", static_cast<double>(p.blocked->blocks()));
-        r.measures.emplace_back("min_block_scale_log2", p.blocked->min_scale_exponent());
-        r.measures.emplace_back("max_block_scale_log2", p.blocked->max_scale_exponent());
+        r.measures.emplace_back("blocks", static_cast<double>(totals.blocks));
+        r.measures.emplace_back("min_block_scale_log2", totals.min_scale_log2);
+        r.measures.emplace_back("max_block_scale_log2", totals.max_scale_log2);
       }
       if (p.best) {
-        const ConversionStats& best = p.at_best ? p.at_best->stats() : p.scaled->stats();
+        const ConversionStats& at_best = p.at_best ? best : stats;
         r.measures.emplace_back("best_pow2_scale", std::ldexp(1.0, *p.best));
         r.measures.emplace_back("underflow_at_best_pow2_scale",
-                                best.values ? static_cast<double>(best.underflow_to_zero) / static_cast<double>(best.values) : 0.0);
+                                at_best.values ? static_cast<double>(at_best.underflow_to_zero) / static_cast<double>(at_best.values) : 0.0);
       }
       results_.push_back(std::move(r));
+      if (keep_blocks) {
+        TensorBlocks tb{file.path(), info.name, formats_[f].name, block, {}};
+        for (auto& part : p.block_results) tb.blocks.insert(tb.blocks.end(), part.begin(), part.end());
+        blocks_.push_back(std::move(tb));
+      }
     }
-    histograms_.push_back({file.path(), info.name, input.binades});
+    histograms_.push_back({file.path(), info.name, std::move(input)});
   }
 
   std::string json() const {
@@ -296,7 +396,7 @@ class Analyzer {
       nlohmann::ordered_json j;
       j["file"] = h.file;
       j["tensor"] = h.tensor;
-      for (const auto& [b, n] : h.binades) j["binades"][std::to_string(b)] = n;
+      for (const auto& [b, n] : histogram_rows(h.input)) j["binades"][b] = n;
       out["histograms"].push_back(j);
     }
     return out.dump(2);
@@ -326,7 +426,10 @@ const bool registered = register_command({
       sub.add_option("--tensors", args->tensors, "analyze only tensors whose name matches this regex");
       add_read_options(sub, args->read);
       sub.add_option("--csv", args->csv, "tidy CSV: file,tensor,format,scale,measure,value");
-      sub.add_option("--histogram-csv", args->histogram_csv, "tidy CSV of the input binades: file,tensor,binade,count");
+      sub.add_option("--histogram-csv", args->histogram_csv,
+                     "tidy CSV of the input binades: file,tensor,binade,count (binade: floor(log2|x|), or zero, nan, inf)");
+      sub.add_option("--block-csv", args->block_csv, "with --block: one row per block and format (amax, scale_log2, counts, errors)");
+      sub.add_option("--threads", args->threads, "threads measuring chunks of a tensor (default: every core)");
       sub.add_option("--json", args->json, "everything as JSON");
       return std::function<int()>([=] { return run_analyze(*args); });
     }});

@@ -1,8 +1,10 @@
-// Tensor measurements. Every conversion goes through convert_batch (the
-// rounding core); everything else here is counting.
+// Tensor measurements. Every conversion goes through the library core
+// (convert_batch for float32 input, convert for float64); everything else
+// here is counting, written so that the per-value loops stay branch-light.
 #include "fmtcheck/analysis.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "fmtcheck/convert.hpp"
@@ -12,15 +14,127 @@
 namespace fmtcheck {
 namespace {
 
-// convert_batch into the container width of `f`, widened to 64-bit codes.
-FlagCounts convert_to_codes(std::span<const float> in, const Format& f, const Policy& p,
-                            std::span<const std::uint32_t> random, std::vector<std::uint64_t>& codes) {
-  codes.resize(in.size());
-  auto run = [&](auto tag) {
-    std::vector<decltype(tag)> out(in.size());
-    const FlagCounts counts = convert_batch(in, f, p, std::span(out), random);
-    std::copy(out.begin(), out.end(), codes.begin());
-    return counts;
+double max_finite(const Format& f) { return to_double(f, f.to_storage(f.max_finite_code())); }
+
+// Per-thread buffers, reused from chunk to chunk.
+struct Scratch {
+  std::vector<float> scaled32;
+  std::vector<double> scaled64;
+  std::vector<std::uint32_t> random;
+  std::vector<unsigned char> codes;  // container codes, storage_bits / 8 bytes each
+};
+thread_local Scratch scratch;
+
+template <typename Code>
+std::span<Code> code_buffer(std::size_t n) {
+  scratch.codes.resize(n * sizeof(Code));
+  return {reinterpret_cast<Code*>(scratch.codes.data()), n};
+}
+
+const std::vector<std::uint32_t>& random_draws(const Policy& p, std::uint64_t seed, std::uint64_t first, std::size_t n) {
+  scratch.random.clear();
+  if (p.rounding == Rounding::sr) {
+    const std::uint32_t mask = p.random_bit_count >= 32 ? ~0u : (1u << p.random_bit_count) - 1;
+    for (std::size_t i = 0; i < n; ++i) scratch.random.push_back(static_cast<std::uint32_t>(splitmix64(seed, first + i)) & mask);
+  }
+  return scratch.random;
+}
+
+// x * scale converted to `f` into `codes`: float32 in float32 through
+// convert_batch (and its SIMD fast paths), float64 in float64 value by value.
+template <typename Code>
+FlagCounts convert_scaled(std::span<const float> x, const Format& f, const Policy& p, float scale, std::uint64_t seed,
+                          std::uint64_t first, std::span<Code> codes) {
+  std::span<const float> in = x;
+  if (scale != 1.0f) {
+    scratch.scaled32.resize(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) scratch.scaled32[i] = x[i] * scale;
+    in = scratch.scaled32;
+  }
+  return convert_batch(in, f, p, codes, random_draws(p, seed, first, x.size()));
+}
+
+template <typename Code>
+FlagCounts convert_scaled(std::span<const double> x, const Format& f, const Policy& p, float scale, std::uint64_t seed,
+                          std::uint64_t first, std::span<Code> codes) {
+  const std::vector<std::uint32_t>& random = random_draws(p, seed, first, x.size());
+  FlagCounts counts;
+  Policy q = p;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!random.empty()) q.random_bits = random[i];
+    const Conversion c = convert(x[i] * static_cast<double>(scale), f, q);
+    codes[i] = static_cast<Code>(c.bits);
+    counts.add(c.flags);
+  }
+  return counts;
+}
+
+void add_flags(const FlagCounts& flags, ConversionStats& stats) {
+  stats.values += flags.values;
+  stats.inexact += flags[Flag::inexact];
+  stats.saturated += flags[Flag::saturated];
+  stats.underflow_to_zero += flags[Flag::tiny_to_zero];
+  stats.subnormal += flags[Flag::subnormal];
+  stats.flushed += flags[Flag::flushed];
+  stats.nan_produced += flags[Flag::nan_produced];
+}
+
+// The errors of results `codes` against inputs x. Two partial sums per
+// measure halve the floating-point dependency chains; they are combined in
+// a fixed order, so results do not depend on the number of threads.
+template <typename T, typename Code>
+void add_errors(std::span<const T> x, std::span<const Code> codes, const Format& f, const std::vector<double>* decoded,
+                float scale, ConversionStats& stats) {
+  const double s = scale;
+  const bool pow2 = s == std::ldexp(1.0, std::ilogb(s));
+  const double inverse = 1.0 / s;  // exact for a power of two
+  std::uint64_t nan_in = 0, inf_in = 0, nonfinite_out = 0, overflow = 0, exact = 0, error_count = 0, rel_count = 0;
+  double max_abs[2] = {0, 0}, max_rel[2] = {0, 0}, sum[2] = {0, 0}, sum_sq[2] = {0, 0};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double in = static_cast<double>(x[i]);
+    const double r = decoded != nullptr ? (*decoded)[codes[i]] : to_double(f, codes[i]);
+    const double dequantized = pow2 ? r * inverse : r / s;
+    const bool in_finite = std::isfinite(in);
+    const bool r_finite = std::isfinite(r);
+    nan_in += in != in;
+    inf_in += !in_finite && in == in;
+    nonfinite_out += !r_finite;
+    overflow += in_finite && !r_finite;
+    exact += dequantized == in;
+    const bool measured = in_finite && r_finite;
+    const bool relative = measured && in != 0;
+    const double abs_error = measured ? std::abs(dequantized - in) : 0.0;
+    const double rel = relative ? abs_error / std::abs(in) : 0.0;
+    error_count += measured;
+    rel_count += relative;
+    const std::size_t lane = i & 1;
+    max_abs[lane] = std::max(max_abs[lane], abs_error);
+    max_rel[lane] = std::max(max_rel[lane], rel);
+    sum[lane] += rel;
+    sum_sq[lane] += rel * rel;
+  }
+  stats.nan_in += nan_in;
+  stats.inf_in += inf_in;
+  stats.nonfinite_out += nonfinite_out;
+  stats.overflow += overflow;
+  stats.exact += exact;
+  stats.error_count += error_count;
+  stats.rel_error_count += rel_count;
+  stats.max_abs_error = std::max({stats.max_abs_error, max_abs[0], max_abs[1]});
+  stats.max_rel_error = std::max({stats.max_rel_error, max_rel[0], max_rel[1]});
+  stats.sum_rel_error += sum[0] + sum[1];
+  stats.sum_sq_rel_error += sum_sq[0] + sum_sq[1];
+}
+
+// Converts x * scale and adds the outcome (with the errors when `errors`).
+template <typename T>
+void measure_scaled(std::span<const T> x, std::uint64_t first, const Format& f, const Policy& p, float scale,
+                    std::uint64_t seed, const std::vector<double>* decoded, bool errors, ConversionStats& stats) {
+  const auto run = [&](auto code) {
+    using Code = decltype(code);
+    const std::span<Code> codes = code_buffer<Code>(x.size());
+    add_flags(convert_scaled(x, f, p, scale, seed, first, codes), stats);
+    if (errors) add_errors<T, Code>(x, codes, f, decoded, scale, stats);
   };
   switch (f.storage_bits) {
     case 8: return run(std::uint8_t{});
@@ -30,73 +144,74 @@ FlagCounts convert_to_codes(std::span<const float> in, const Format& f, const Po
   }
 }
 
-struct Buffers {
-  std::vector<float> scaled;
-  std::vector<std::uint64_t> codes;
-  std::vector<std::uint32_t> random;
-};
-
-// Converts x * scale and adds the outcome to `stats`; `position` is the
-// index of x[0] in the tensor (for reproducible stochastic rounding).
-void convert_scaled(std::span<const float> x, const Format& f, const Policy& p, float scale, std::uint64_t seed,
-                    std::uint64_t position, Buffers& buf, ConversionStats& stats) {
-  buf.scaled.resize(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) buf.scaled[i] = x[i] * scale;
-  buf.random.clear();
-  if (p.rounding == Rounding::sr) {
-    const std::uint32_t mask = p.random_bit_count >= 32 ? ~0u : (1u << p.random_bit_count) - 1;
-    for (std::size_t i = 0; i < x.size(); ++i) buf.random.push_back(static_cast<std::uint32_t>(splitmix64(seed, position + i)) & mask);
-  }
-  const FlagCounts flags = convert_to_codes(buf.scaled, f, p, buf.random, buf.codes);
-  stats.values += flags.values;
-  stats.inexact += flags[Flag::inexact];
-  stats.saturated += flags[Flag::saturated];
-  stats.underflow_to_zero += flags[Flag::tiny_to_zero];
-  stats.subnormal += flags[Flag::subnormal];
-  stats.flushed += flags[Flag::flushed];
-  stats.nan_produced += flags[Flag::nan_produced];
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double in = x[i];
-    const double r = to_double(f, buf.codes[i]);
-    const double dequantized = r / scale;
-    if (std::isnan(in)) ++stats.nan_in;
-    if (std::isinf(in)) ++stats.inf_in;
-    if (!std::isfinite(r)) ++stats.nonfinite_out;
-    if (std::isfinite(in) && !std::isfinite(r)) ++stats.overflow;
-    if (dequantized == in) ++stats.exact;
-    if (std::isfinite(in) && std::isfinite(r)) {
-      const double abs_error = std::abs(dequantized - in);
-      ++stats.error_count;
-      stats.max_abs_error = std::max(stats.max_abs_error, abs_error);
-      if (in != 0) {
-        const double rel = abs_error / std::abs(in);
-        ++stats.rel_error_count;
-        stats.max_rel_error = std::max(stats.max_rel_error, rel);
-        stats.sum_rel_error += rel;
-        stats.sum_sq_rel_error += rel * rel;
-      }
-    }
-  }
+std::shared_ptr<const std::vector<double>> decode_table(const Format& f) {
+  if (f.storage_bits > 16) return nullptr;
+  auto table = std::make_shared<std::vector<double>>(std::size_t{1} << f.storage_bits);
+  for (std::size_t code = 0; code < table->size(); ++code) (*table)[code] = to_double(f, code);
+  return table;
 }
 
-double max_finite(const Format& f) { return to_double(f, f.to_storage(f.max_finite_code())); }
+// floor(log2 |x|) of a nonzero finite value, from its bits: exponent field,
+// or for a subnormal the position of its leading significand bit.
+template <typename Bits, int Mantissa, int Bias>
+int binade_of(Bits magnitude) {
+  const auto exponent = static_cast<int>(magnitude >> Mantissa);
+  if (exponent != 0) return exponent - Bias;
+  return (1 - Bias - Mantissa) + (static_cast<int>(sizeof(Bits) * 8) - 1 - std::countl_zero(magnitude));
+}
 
 }  // namespace
 
 void InputSummary::add(std::span<const float> x) {
+  constexpr std::uint32_t inf_bits = 0x7f800000u;
+  std::uint32_t amax_bits = std::bit_cast<std::uint32_t>(static_cast<float>(amax));
   for (const float v : x) {
-    ++values;
-    if (std::isnan(v)) {
-      ++nan;
-    } else if (std::isinf(v)) {
-      ++inf;
-    } else if (v == 0) {
+    const std::uint32_t m = std::bit_cast<std::uint32_t>(v) & 0x7fffffffu;
+    if (m >= inf_bits) {
+      ++(m == inf_bits ? inf : nan);
+    } else if (m == 0) {
       ++zero;
     } else {
-      amax = std::max(amax, static_cast<double>(std::abs(v)));
-      ++binades[std::ilogb(v)];
+      amax_bits = std::max(amax_bits, m);  // finite magnitudes order as their bits
+      ++binade_count[static_cast<std::size_t>(binade_of<std::uint32_t, 23, 127>(m) - min_binade)];
     }
   }
+  values += x.size();
+  amax = std::max(amax, static_cast<double>(std::bit_cast<float>(amax_bits)));
+}
+
+void InputSummary::add(std::span<const double> x) {
+  constexpr std::uint64_t inf_bits = 0x7ff0000000000000u;
+  for (const double v : x) {
+    const std::uint64_t m = std::bit_cast<std::uint64_t>(v) & 0x7fffffffffffffffu;
+    if (m >= inf_bits) {
+      ++(m == inf_bits ? inf : nan);
+    } else if (m == 0) {
+      ++zero;
+    } else {
+      amax = std::max(amax, std::abs(v));
+      ++binade_count[static_cast<std::size_t>(binade_of<std::uint64_t, 52, 1023>(m) - min_binade)];
+    }
+  }
+  values += x.size();
+}
+
+InputSummary& InputSummary::operator+=(const InputSummary& o) {
+  values += o.values;
+  nan += o.nan;
+  inf += o.inf;
+  zero += o.zero;
+  amax = std::max(amax, o.amax);
+  for (std::size_t b = 0; b < binade_count.size(); ++b) binade_count[b] += o.binade_count[b];
+  return *this;
+}
+
+std::map<int, std::uint64_t> InputSummary::binades() const {
+  std::map<int, std::uint64_t> out;
+  for (std::size_t b = 0; b < binade_count.size(); ++b) {
+    if (binade_count[b] != 0) out[static_cast<int>(b) + min_binade] = binade_count[b];
+  }
+  return out;
 }
 
 std::optional<int> best_pow2_exponent(double amax, const Format& f) {
@@ -138,16 +253,17 @@ ConversionStats& ConversionStats::operator+=(const ConversionStats& o) {
 }
 
 ScaledConversion::ScaledConversion(Format format, Policy policy, float scale, std::uint64_t seed)
-    : format_(std::move(format)), policy_(policy), scale_(scale), seed_(seed) {}
+    : format_(std::move(format)), policy_(policy), scale_(scale), seed_(seed), decoded_(decode_table(format_)) {}
 
-void ScaledConversion::add(std::span<const float> x) {
-  Buffers buf{std::move(scaled_), std::move(bits_), std::move(random_)};
-  convert_scaled(x, format_, policy_, scale_, seed_, position_, buf, stats_);
-  position_ += x.size();
-  scaled_ = std::move(buf.scaled);
-  bits_ = std::move(buf.codes);
-  random_ = std::move(buf.random);
+template <typename T>
+void ScaledConversion::run(std::span<const T> x, std::uint64_t first, ConversionStats& stats, bool errors) const {
+  measure_scaled(x, first, format_, policy_, scale_, seed_, decoded_.get(), errors, stats);
 }
+
+void ScaledConversion::measure(std::span<const float> x, std::uint64_t first, ConversionStats& stats) const { run(x, first, stats, true); }
+void ScaledConversion::measure(std::span<const double> x, std::uint64_t first, ConversionStats& stats) const { run(x, first, stats, true); }
+void ScaledConversion::count_flags(std::span<const float> x, std::uint64_t first, ConversionStats& stats) const { run(x, first, stats, false); }
+void ScaledConversion::count_flags(std::span<const double> x, std::uint64_t first, ConversionStats& stats) const { run(x, first, stats, false); }
 
 int block_scale_exponent(double amax, const Format& element, BlockScaleRule rule) {
   if (!(amax > 0) || !std::isfinite(amax)) return 0;
@@ -162,23 +278,49 @@ int block_scale_exponent(double amax, const Format& element, BlockScaleRule rule
   return std::ilogb(to_double(formats::e8m0, scale.bits));
 }
 
-BlockScaledConversion::BlockScaledConversion(Format element, Policy policy, int block, BlockScaleRule rule)
-    : element_(std::move(element)), policy_(policy), block_(block), rule_(rule) {}
+void BlockTotals::add(const BlockResult& b) {
+  min_scale_log2 = blocks == 0 ? b.scale_log2 : std::min(min_scale_log2, b.scale_log2);
+  max_scale_log2 = blocks == 0 ? b.scale_log2 : std::max(max_scale_log2, b.scale_log2);
+  stats += b.stats;
+  ++blocks;
+}
 
-void BlockScaledConversion::add(std::span<const float> x) {
-  Buffers buf;
+BlockTotals& BlockTotals::operator+=(const BlockTotals& o) {
+  if (o.blocks == 0) return *this;
+  min_scale_log2 = blocks == 0 ? o.min_scale_log2 : std::min(min_scale_log2, o.min_scale_log2);
+  max_scale_log2 = blocks == 0 ? o.max_scale_log2 : std::max(max_scale_log2, o.max_scale_log2);
+  stats += o.stats;
+  blocks += o.blocks;
+  return *this;
+}
+
+BlockScaledConversion::BlockScaledConversion(Format element, Policy policy, int block, BlockScaleRule rule)
+    : element_(std::move(element)), policy_(policy), block_(block), rule_(rule), decoded_(decode_table(element_)) {}
+
+template <typename T>
+void BlockScaledConversion::run(std::span<const T> x, std::uint64_t first, BlockTotals& totals,
+                                std::vector<BlockResult>* blocks) const {
   for (std::size_t start = 0; start < x.size(); start += static_cast<std::size_t>(block_)) {
     const auto values = x.subspan(start, std::min<std::size_t>(static_cast<std::size_t>(block_), x.size() - start));
-    double amax = 0;
-    for (const float v : values) {
-      if (std::isfinite(v)) amax = std::max(amax, static_cast<double>(std::abs(v)));
+    BlockResult b;
+    for (const T v : values) {
+      if (std::isfinite(v)) b.amax = std::max(b.amax, static_cast<double>(std::abs(v)));
     }
-    const int k = block_scale_exponent(amax, element_, rule_);
-    min_k_ = blocks_ == 0 ? k : std::min(min_k_, k);
-    max_k_ = blocks_ == 0 ? k : std::max(max_k_, k);
-    convert_scaled(values, element_, policy_, std::ldexp(1.0f, -k), 0, stats_.values, buf, stats_);
-    ++blocks_;
+    b.scale_log2 = block_scale_exponent(b.amax, element_, rule_);
+    measure_scaled(values, first + start, element_, policy_, std::ldexp(1.0f, -b.scale_log2), 0, decoded_.get(), true,
+                   b.stats);
+    totals.add(b);
+    if (blocks != nullptr) blocks->push_back(b);
   }
+}
+
+void BlockScaledConversion::measure(std::span<const float> x, std::uint64_t first, BlockTotals& totals,
+                                    std::vector<BlockResult>* blocks) const {
+  run(x, first, totals, blocks);
+}
+void BlockScaledConversion::measure(std::span<const double> x, std::uint64_t first, BlockTotals& totals,
+                                    std::vector<BlockResult>* blocks) const {
+  run(x, first, totals, blocks);
 }
 
 }  // namespace fmtcheck

@@ -65,22 +65,26 @@ class CsvTensorFile final : public TensorFile {
     tensors_.push_back(std::move(info));
   }
 
-  void for_each_chunk(std::size_t index, std::size_t chunk_size,
-                      const std::function<void(std::span<const float>)>& consume) const override {
+  // Parsing is sequential, so chunks come in order from this thread whatever `threads` says.
+  void for_each_chunk(std::size_t index, std::size_t chunk_size, const std::function<void(const TensorChunk&)>& consume,
+                      unsigned /*threads*/) const override {
     (void)tensors_.at(index);
     std::ifstream in = open();
     std::string header;
     std::getline(in, header);
     std::vector<float> chunk;
     chunk.reserve(chunk_size);
+    std::uint64_t first = 0;
+    const auto flush = [&] {
+      consume({first, std::span<const float>(chunk)});
+      first += chunk.size();
+      chunk.clear();
+    };
     for_each_value(in, [&](float v) {
       chunk.push_back(v);
-      if (chunk.size() == chunk_size) {
-        consume(chunk);
-        chunk.clear();
-      }
+      if (chunk.size() == chunk_size) flush();
     });
-    if (!chunk.empty()) consume(chunk);
+    if (!chunk.empty()) flush();
   }
 
  private:

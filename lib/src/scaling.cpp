@@ -19,13 +19,40 @@ bool GradScaler::update(bool found_inf) {
     if (--hysteresis_left_ <= 0) scale_ = std::max(scale_ * config_.backoff_factor, config_.min_scale);
     return true;
   }
-  if (config_.consecutive_hysteresis) hysteresis_left_ = config_.hysteresis;
   if (++growth_tracker_ == config_.growth_interval) {
     growth_tracker_ = 0;
     hysteresis_left_ = config_.hysteresis;
     scale_ *= config_.growth_factor;
   }
   return false;
+}
+
+DeepSpeedLossScaler::DeepSpeedLossScaler(DeepSpeedScalerConfig config)
+    : config_(config), scale_(config.init_scale), hysteresis_left_(config.hysteresis) {
+  if (config.scale_window < 1) throw std::invalid_argument("DeepSpeedLossScaler: scale_window must be at least 1");
+  if (config.hysteresis < 1) throw std::invalid_argument("DeepSpeedLossScaler: hysteresis must be at least 1");
+}
+
+bool DeepSpeedLossScaler::update(bool overflow) {
+  constexpr double scale_factor = 2.0;  // fixed in DynamicLossScaler.__init__
+  if (overflow) {
+    if (config_.hysteresis == 1 || hysteresis_left_ == 1) {
+      if (scale_ == config_.min_scale) ++at_min_;
+      scale_ = std::max(scale_ / scale_factor, config_.min_scale);
+    } else {
+      --hysteresis_left_;
+    }
+    last_overflow_ = iteration_;
+  } else {
+    if (config_.consecutive_hysteresis) hysteresis_left_ = config_.hysteresis;
+    const std::int64_t stable = iteration_ - last_overflow_ - 1;
+    if (stable > 0 && stable % config_.scale_window == 0) {
+      if (!config_.consecutive_hysteresis) hysteresis_left_ = config_.hysteresis;
+      scale_ *= scale_factor;
+    }
+  }
+  ++iteration_;
+  return overflow;
 }
 
 float fp8_scale_from_amax(float amax, float fp8_max, int margin, float previous) {

@@ -1,13 +1,20 @@
-// Streaming fixed-width elements from disk and widening them to float32.
-// pread() into a small buffer keeps memory bounded for files of any size.
+// Fixed-width elements from a memory-mapped file, widened to float32 (or
+// kept as float64). The mapping is private and read-only, read sequentially
+// (MADV_SEQUENTIAL), and each chunk's pages are released after use, so a
+// file of any size needs only the chunks in flight.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <filesystem>
+#include <mutex>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "binary_tensor_file.hpp"
@@ -21,32 +28,40 @@ void fail(const std::string& path, const std::string& problem) { throw TensorFil
 std::size_t element_bytes(const Format& f) { return static_cast<std::size_t>(f.storage_bits) / 8; }
 
 BinaryTensorFile::BinaryTensorFile(const std::string& path) : TensorFile(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(path, std::strerror(errno));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fd_ = -1;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     fail(path, "not a regular file");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
+  if (size_ > 0) {
+    void* map = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int error = errno;
+    ::close(fd);  // the mapping keeps the file open
+    if (map == MAP_FAILED) fail(path, std::string("cannot map the file: ") + std::strerror(error));
+    map_ = static_cast<const unsigned char*>(map);
+    ::madvise(const_cast<unsigned char*>(map_), size_, MADV_SEQUENTIAL);
+  } else {
+    ::close(fd);
+  }
 }
 
 BinaryTensorFile::~BinaryTensorFile() {
-  if (fd_ >= 0) ::close(fd_);
+  if (map_ != nullptr) ::munmap(const_cast<unsigned char*>(map_), size_);
 }
 
 void BinaryTensorFile::read_at(std::uint64_t offset, void* out, std::size_t bytes) const {
-  auto* p = static_cast<char*>(out);
-  while (bytes > 0) {
-    const ssize_t n = ::pread(fd_, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path_, std::strerror(errno));
-    if (n == 0) fail(path_, "truncated: file ends at byte " + std::to_string(offset));
-    p += n;
-    offset += static_cast<std::uint64_t>(n);
-    bytes -= static_cast<std::size_t>(n);
-  }
+  if (offset > size_ || bytes > size_ - offset) fail(path_, "truncated: file ends at byte " + std::to_string(size_));
+  if (bytes > 0) std::memcpy(out, map_ + offset, bytes);
+}
+
+void BinaryTensorFile::release(std::uint64_t offset, std::uint64_t bytes) const {
+  static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t begin = (offset + page - 1) / page * page;
+  const std::uint64_t end = (offset + bytes) / page * page;
+  if (end > begin) ::madvise(const_cast<unsigned char*>(map_) + begin, end - begin, MADV_DONTNEED);
 }
 
 void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool big_endian) {
@@ -62,23 +77,25 @@ void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool bi
 
 namespace {
 
-// Widens container bits to float32. Formats of 16 bits or fewer use a
-// table built from the library's exact decoder; float32 is a bit cast;
-// float64 rounds to nearest (the one lossy case, see tensor_io.hpp).
+// Widens container bits to float32 (float64 stays float64). Formats of 16
+// bits or fewer use a table built from the library's exact decoder.
 class ElementDecoder {
  public:
   explicit ElementDecoder(const Format& f) : format_(f) {
     if (f.storage_bits <= 16) {
       table_.resize(std::size_t{1} << f.storage_bits);
-      for (std::size_t bits = 0; bits < table_.size(); ++bits) {
-        table_[bits] = static_cast<float>(to_double(f, bits));
-      }
+      for (std::size_t bits = 0; bits < table_.size(); ++bits) table_[bits] = static_cast<float>(to_double(f, bits));
     }
   }
-  float operator()(std::uint64_t bits) const {
+  // 64-bit elements (float64) are delivered as double, the rest as float.
+  [[nodiscard]] bool is_wide() const { return format_.storage_bits == 64; }
+  float narrow(std::uint64_t bits) const {
     if (!table_.empty()) return table_[bits];
     if (format_ == formats::fp32) return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
     return static_cast<float>(to_double(format_, bits));
+  }
+  double wide(std::uint64_t bits) const {
+    return format_ == formats::fp64 ? std::bit_cast<double>(bits) : to_double(format_, bits);
   }
 
  private:
@@ -95,23 +112,79 @@ std::uint64_t load(const unsigned char* p, std::size_t bytes, bool big_endian) {
   return v;
 }
 
+// Runs work(0 .. count-1) on `threads` threads, each item once; the first
+// exception stops the others and is rethrown.
+void run_parallel(std::uint64_t count, unsigned threads, const std::function<void(std::uint64_t)>& work) {
+  threads = static_cast<unsigned>(std::clamp<std::uint64_t>(threads, 1, std::max<std::uint64_t>(count, 1)));
+  if (threads == 1) {
+    for (std::uint64_t i = 0; i < count; ++i) work(i);
+    return;
+  }
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const auto worker = [&] {
+    for (std::uint64_t i; !stop && (i = next++) < count;) {
+      try {
+        work(i);
+      } catch (...) {
+        const std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// Values [first, first + n) stored at `bytes`: a chunk that points into the
+// mapping where they are already native float32 or float64, and into
+// `buffer` otherwise.
+TensorChunk decode(const unsigned char* bytes, const Format& dtype, bool big_endian, std::uint64_t first, std::size_t n,
+                   const ElementDecoder& decoder, std::vector<unsigned char>& buffer) {
+  const std::size_t width = element_bytes(dtype);
+  const bool little = !big_endian || width == 1;
+  const auto aligned = [&](std::size_t a) { return reinterpret_cast<std::uintptr_t>(bytes) % a == 0; };
+  // Native little-endian float32/float64 need no decoding at all.
+  if (little && dtype == formats::fp32 && aligned(alignof(float))) {
+    return {first, std::span(reinterpret_cast<const float*>(bytes), n)};
+  }
+  if (little && dtype == formats::fp64 && aligned(alignof(double))) {
+    return {first, std::span(reinterpret_cast<const double*>(bytes), n)};
+  }
+  if (decoder.is_wide()) {
+    buffer.resize(n * sizeof(double));
+    auto* out = reinterpret_cast<double*>(buffer.data());
+    for (std::size_t i = 0; i < n; ++i) out[i] = decoder.wide(load(bytes + i * width, width, big_endian));
+    return {first, std::span<const double>(out, n)};
+  }
+  buffer.resize(n * sizeof(float));
+  auto* out = reinterpret_cast<float*>(buffer.data());
+  for (std::size_t i = 0; i < n; ++i) out[i] = decoder.narrow(load(bytes + i * width, width, big_endian));
+  return {first, std::span<const float>(out, n)};
+}
+
 }  // namespace
 
 void BinaryTensorFile::for_each_chunk(std::size_t index, std::size_t chunk_size,
-                                      const std::function<void(std::span<const float>)>& consume) const {
+                                      const std::function<void(const TensorChunk&)>& consume, unsigned threads) const {
   const TensorInfo& info = tensors_.at(index);
   const Location& where = locations_.at(index);
   const std::size_t width = element_bytes(info.dtype);
-  const ElementDecoder decode(info.dtype);
-  std::vector<unsigned char> raw(chunk_size * width);
-  std::vector<float> values(chunk_size);
-  for (std::uint64_t done = 0; done < info.count;) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, info.count - done));
-    read_at(where.offset + done * width, raw.data(), n * width);
-    for (std::size_t i = 0; i < n; ++i) values[i] = decode(load(raw.data() + i * width, width, where.big_endian));
-    consume(std::span<const float>(values.data(), n));
-    done += n;
-  }
+  const ElementDecoder decoder(info.dtype);
+  const std::uint64_t chunks = (info.count + chunk_size - 1) / chunk_size;
+  run_parallel(chunks, threads, [&](std::uint64_t c) {
+    thread_local std::vector<unsigned char> buffer;
+    const std::uint64_t first = c * chunk_size;
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, info.count - first));
+    consume(decode(map_ + where.offset + first * width, info.dtype, where.big_endian, first, n, decoder, buffer));
+    release(where.offset + first * width, n * width);
+  });
 }
 
 }  // namespace detail

@@ -59,7 +59,7 @@ def check(df, tensor, fmt, expected, scale_label=None):
 
 def check_hist(hist, tensor, x):
     rows = hist[hist.tensor == tensor]
-    assert dict(zip(rows.binade, rows["count"])) == oracle.binades(x)
+    assert dict(zip(rows.binade.astype(str), rows["count"])) == oracle.binades(x)
 
 
 @pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
@@ -87,15 +87,51 @@ def test_saturating_policy(fmtcheck, tmp_path, fmt):
 @pytest.mark.parametrize("dtype,flag", [(np.float16, None), (np.float64, None), (ml_dtypes.bfloat16, None),
                                         (ml_dtypes.float8_e5m2, None), (ml_dtypes.float8_e4m3fn, "e4m3")])
 def test_npy_narrow_dtypes(fmtcheck, tmp_path, dtype, flag):
-    # The file holds `dtype`; fmtcheck widens it to float32 (float64 rounds), as does the oracle.
+    # The file holds `dtype`; fmtcheck widens it to float32 exactly (float64 stays), as does the oracle.
     stored = sample(4000, seed=3).astype(dtype)
     np.save(tmp_path / "x.npy", stored)
-    x = stored.astype(np.float32)
     args = ["--dtype", flag] if flag else []
     df, hist = run_csv(fmtcheck, tmp_path, tmp_path / "x.npy", "--formats", "fp16,e4m3", *args)
     for fmt in ["fp16", "e4m3"]:
+        check(df, "x", fmt, oracle.analyze(stored, fmt))
+    check_hist(hist, "x", stored)
+
+
+def float64_only_values():
+    """float64 values whose results change if they are narrowed to float32
+    first: just above fp16/bf16/e4m3 ties (narrowing lands on the tie and
+    rounds to even), beyond float32's range, below its subnormals, and
+    offsets float32 cannot hold (exact in float32, inexact in float64)."""
+    v = [1 + 2**-11 + 2**-40, 1 + 2**-8 + 2**-35, 1 + 2**-4 + 2**-30, 2049 + 2**-30, 1 + 2**-30, 1 - 2**-40,
+         1e39, 3.5e38, 1e-50, 2**-24 * (1 + 2**-40), 2**-25 * (1 + 2**-30), 2**-150, 65520 - 2**-20, 464 + 2**-30,
+         61440 - 2**-25, 0.1, 1 / 3, np.pi, 0.0, np.nan, np.inf]
+    v = np.array(v, dtype=np.float64)
+    rng = np.random.default_rng(23)
+    noise = np.exp2(rng.uniform(-40, 20, 3000)) * np.where(rng.random(3000) < 0.5, -1.0, 1.0)
+    return np.concatenate([v, -v, noise])
+
+
+@pytest.mark.parametrize("container", ["npy", "safetensors"])
+def test_float64_measured_exactly(fmtcheck, tmp_path, container):
+    x = float64_only_values()
+    # The test means something: narrowing to float32 first would change results.
+    for fmt in FORMATS:
+        once = oracle.cast(x, fmt, sat=False)
+        twice = oracle.cast(x.astype(np.float32).astype(np.float64), fmt, sat=False)
+        assert np.sum(~((once == twice) | (np.isnan(once) & np.isnan(twice)))) > 0, fmt
+    path = tmp_path / f"x.{container}"
+    if container == "npy":
+        np.save(path, x)
+    else:
+        save_file({"x": x}, str(path))
+    df, hist = run_csv(fmtcheck, tmp_path, path, "--formats", ",".join(FORMATS))
+    for fmt in FORMATS:
         check(df, "x", fmt, oracle.analyze(x, fmt))
+    df, _ = run_csv(fmtcheck, tmp_path, path, "--formats", "e4m3,bf16", "--overflow", "sat", "--scale", "pow2:-3")
+    for fmt in ["e4m3", "bf16"]:
+        check(df, "x", fmt, oracle.analyze(x, fmt, scale=2.0**-3, sat=True))
     check_hist(hist, "x", x)
+    assert oracle.binades(x) != oracle.binades(x.astype(np.float32))
 
 
 def test_safetensors_every_dtype(fmtcheck, tmp_path):
@@ -115,7 +151,7 @@ def test_safetensors_every_dtype(fmtcheck, tmp_path):
         if name == "ids":
             continue
         for fmt in ["bf16", "e5m2"]:
-            check(df, name, fmt, oracle.analyze(t.astype(np.float32), fmt))
+            check(df, name, fmt, oracle.analyze(t, fmt))
 
 
 def test_raw_and_csv(fmtcheck, tmp_path):
@@ -158,15 +194,17 @@ def test_mx_blocks(fmtcheck, tmp_path, fmt, rule):
     # 64 blocks of 32 with amaxes spread over 2^-20 .. 2^20 and a zero block.
     x = (rng.standard_normal((64, 32)) * np.exp2(rng.uniform(-20, 20, (64, 1)))).astype(np.float32)
     x[5] = 0
+    x[9, 3] = np.nan  # a NaN does not enter its block's amax
     np.save(tmp_path / "x.npy", x)
     df, _ = run_csv(fmtcheck, tmp_path, tmp_path / "x.npy", "--formats", fmt, "--block", "32",
-                    "--scale-rule", rule, "--overflow", "sat")
+                    "--scale-rule", rule, "--overflow", "sat", "--block-csv", tmp_path / "blocks.csv")
+    blocks = pd.read_csv(tmp_path / "blocks.csv", float_precision="round_trip")
     info = oracle.finfo(fmt)
     top, emax = float(info.max), int(np.floor(np.log2(float(info.max))))
     total = None
     ks = []
-    for block in x:
-        amax = float(np.abs(block).max())
+    for i, block in enumerate(x):
+        amax = float(np.nanmax(np.abs(block)))
         if amax == 0:
             k = 0
         elif rule == "ocp":  # OCP MX v1.0: floor(log2 amax) - emax_elem
@@ -188,6 +226,13 @@ def test_mx_blocks(fmtcheck, tmp_path, fmt, rule):
             total = {key: [] for key in m}
         for key, v in m.items():
             total[key].append(v)
+        row = blocks.iloc[i]
+        assert (row.file, row.tensor, row.format, row.scale_rule, row.block, row["start"]) == (str(tmp_path / "x.npy"), "x", fmt, rule, i, 32 * i)
+        assert (row.amax, row.scale_log2) == (amax, k), f"block {i}"
+        for key in ["values", "exact", "inexact", "overflow", "saturated", "underflow_to_zero", "subnormal", "max_abs_error",
+                    "max_rel_error"]:
+            assert row[key] == m[key], f"block {i} {key}: fmtcheck {row[key]!r}, numpy {m[key]!r}"
+    assert len(blocks) == 64
     want = {key: sum(total[key]) for key in ["values", "exact", "inexact", "overflow", "saturated", "underflow_to_zero", "subnormal"]}
     want["max_abs_error"] = max(total["max_abs_error"])
     want["max_rel_error"] = max(total["max_rel_error"])

@@ -1,7 +1,10 @@
 """fmtcheck scale replays against hand-computed traces: every expected
 scale below was worked out by hand from the recipes' rules (torch
-GradScaler.update, Megatron/DeepSpeed hysteresis, Transformer Engine
-DelayedScaling), not by running fmtcheck."""
+GradScaler.update, Megatron's hysteresis, DeepSpeed's
+DynamicLossScaler.update_scale in deepspeed/runtime/fp16/loss_scaler.py,
+Transformer Engine DelayedScaling), not by running fmtcheck."""
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -48,16 +51,58 @@ def test_gradscaler_hysteresis_and_min_scale(fmtcheck, tmp_path):
     assert df.skipped.tolist() == [1, 1, 1, 1, 0]
 
 
-def test_gradscaler_consecutive_hysteresis(fmtcheck, tmp_path):
-    # DeepSpeed consecutive_hysteresis: a finite step restores the budget, so
-    # overflows separated by finite steps never back off with hysteresis 2.
-    trace = write_trace(tmp_path / "t", [BIG, OK, BIG, OK, BIG, BIG])
-    df = replay(fmtcheck, tmp_path, trace, "--hysteresis", "2", "--consecutive-hysteresis")
-    assert df.scale.tolist() == [65536] * 6
-    assert df.skipped.tolist() == [1, 0, 1, 0, 1, 1]
-    df = replay(fmtcheck, tmp_path, trace, "--hysteresis", "2")
-    # without it the budget is spent at step 0 and step 2 backs off.
-    assert df.scale.tolist() == [65536, 65536, 65536, 32768, 32768, 16384]
+def test_gradscaler_json_summary(fmtcheck, tmp_path):
+    trace = write_trace(tmp_path / "t", [BIG, OK, OK, OK, BIG, OK, OK])
+    out = tmp_path / "summary.json"
+    df = replay(fmtcheck, tmp_path, trace, "--growth-interval", "2", "--json", out)
+    j = json.loads(out.read_text())
+    # the trace of test_gradscaler_growth_backoff_skip: two skipped steps, last step at 2^15.
+    assert (j["recipe"], j["format"], j["steps"], j["skipped_steps"], j["final_scale"]) == ("gradscaler", "fp16", 7, 2, 32768)
+    [t] = j["tensors"]
+    assert (t["tensor"], t["format"], t["values"], t["overflow"], t["subnormal"]) == ("gradient", "fp16", 14, 2, 4)
+    assert (t["min_scale"], t["max_scale"]) == (32768, 65536)
+    assert t["underflow_to_zero"] == df.underflow_to_zero.sum()
+
+
+def test_deepspeed_window_hysteresis_and_min_scale(fmtcheck, tmp_path):
+    steps = [OK, OK, OK, BIG, BIG, BIG, OK, OK, OK, OK, BIG]
+    df = replay(fmtcheck, tmp_path, write_trace(tmp_path / "t", steps), "--recipe", "deepspeed", "--scale-window", "2",
+                "--min-scale", "16384")
+    # DeepSpeed grows when stable = iter - last_overflow - 1 is a positive multiple of the window:
+    # iter 2 (stable 2; torch would grow at iter 1) -> 2^17. Hysteresis 2 (DeepSpeed's default):
+    # iter 3 overflows and only spends the budget (2 -> 1); iter 4 halves to 2^16 and the budget
+    # stays 1, so iter 5 halves again to 2^15. iters 6, 7, 8 are stable 0, 1, 2: grow after iter 8
+    # to 2^16 and restore the budget, which iter 10's overflow spends without backing off.
+    assert df.scale.tolist() == [65536, 65536, 65536, 131072, 131072, 65536, 32768, 32768, 32768, 65536, 65536]
+    assert df.skipped.tolist() == [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1]
+
+
+def test_deepspeed_stops_at_min_scale(fmtcheck, tmp_path):
+    out = tmp_path / "summary.json"
+    replay(fmtcheck, tmp_path, write_trace(tmp_path / "t", [BIG, BIG, BIG]), "--recipe", "deepspeed", "--hysteresis", "1",
+           "--init-scale", "32768", "--min-scale", "16384", "--json", out)
+    # 4 * 2^15 overflows: halve to the floor 2^14; 4 * 2^14 = 65536 overflows twice more at the
+    # floor, where DeepSpeed raises "Current loss scale already at minimum".
+    j = json.loads(out.read_text())
+    assert (j["skipped_steps"], j["final_scale"], j["overflows_at_min_scale"]) == (3, 16384, 2)
+
+
+def test_deepspeed_consecutive_hysteresis(fmtcheck, tmp_path):
+    # consecutive_hysteresis: a finite step restores the budget, so overflows separated by
+    # finite steps never back off with hysteresis 2; two in a row do (iter 5).
+    trace = write_trace(tmp_path / "t", [BIG, OK, BIG, OK, BIG, BIG, OK])
+    df = replay(fmtcheck, tmp_path, trace, "--recipe", "deepspeed", "--consecutive-hysteresis")
+    assert df.scale.tolist() == [65536] * 6 + [32768]
+    assert df.skipped.tolist() == [1, 0, 1, 0, 1, 1, 0]
+    # without it the budget, spent at iter 0, comes back only with growth: every later
+    # overflow halves (min_loss_scale 1 is far away).
+    df = replay(fmtcheck, tmp_path, trace, "--recipe", "deepspeed")
+    assert df.scale.tolist() == [65536, 65536, 65536, 32768, 32768, 16384, 8192]
+
+
+def test_consecutive_hysteresis_is_deepspeed_only(fmtcheck, tmp_path):
+    r = fmtcheck("scale", write_trace(tmp_path / "t", [OK]), "--consecutive-hysteresis")
+    assert r.returncode == 2 and "deepspeed" in r.stderr
 
 
 AMAXES = [1.0, 2.0, 0.5, 0.5, 4.0]
@@ -88,6 +133,25 @@ def test_current_scaling(fmtcheck, tmp_path):
     # hybrid -> e5m2 (max 57344): 57344 / amax of the same step.
     assert df.scale.tolist() == [57344, 28672, 114688, 114688, 14336]
     assert df.saturated.sum() == 0 and df.overflow.sum() == 0
+
+
+def test_hybrid_forward_e4m3_gradients_e5m2(fmtcheck, tmp_path):
+    trace = tmp_path / "t"
+    trace.mkdir()
+    for i, a in enumerate([1.0, 2.0]):
+        np.save(trace / f"step_{i:04d}_act.npy", np.array([a], dtype=np.float32))
+        np.save(trace / f"step_{i:04d}_grad.npy", np.array([a], dtype=np.float32))
+    df = replay(fmtcheck, tmp_path, trace, "--recipe", "delayed", "--forward", "^act$")
+    # Format.HYBRID: the forward tensor in e4m3 (max 448), the gradient in e5m2 (max 57344);
+    # step 1's scale is fp8_max / step 0's amax of 1.
+    assert df.tensor.tolist() == ["act", "grad", "act", "grad"]
+    assert df.format.tolist() == ["e4m3", "e5m2", "e4m3", "e5m2"]
+    assert df.scale.tolist() == [1, 1, 448, 57344]
+    # a trace of gradients alone: everything e5m2
+    df = replay(fmtcheck, tmp_path, trace, "--recipe", "delayed")
+    assert set(df.format) == {"e5m2"}
+    r = fmtcheck("scale", trace, "--recipe", "delayed", "--format", "e4m3", "--forward", "act")
+    assert r.returncode == 2 and "hybrid" in r.stderr
 
 
 def test_manifest_and_real_trace(fmtcheck, tmp_path, repo_root):

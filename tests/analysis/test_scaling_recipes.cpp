@@ -46,6 +46,37 @@ TEST_CASE("GradScaler: Megatron hysteresis and minimum scale") {
   }
 }
 
+TEST_CASE("DeepSpeedLossScaler: DynamicLossScaler.update_scale rule for rule") {
+  DeepSpeedScalerConfig c;
+  c.init_scale = 8;
+  c.scale_window = 3;
+  c.min_scale = 2;  // hysteresis 2: DeepSpeed's default
+  DeepSpeedLossScaler s(c);
+  // iter: overflow? -> scale after. Growth needs stable = iter - last_overflow - 1 to be a
+  // positive multiple of 3: iters 0..3 are stable 0..3, so the scale doubles after iter 3
+  // (torch would after iter 2). iter 4 overflows: budget 2 -> 1, no backoff. iter 5: halves
+  // (16 -> 8), budget stays 1. iter 6 halves to 4; iter 7 to the floor 2; iter 8 is an
+  // overflow at the minimum (DeepSpeed raises there). iters 9..12: stable 0..3 -> double after 12.
+  const std::vector<std::pair<bool, double>> steps = {{false, 8},  {false, 8}, {false, 8}, {false, 16}, {true, 16},
+                                                      {true, 8},   {true, 4},  {true, 2},  {true, 2},   {false, 2},
+                                                      {false, 2}, {false, 2}, {false, 4}};
+  for (const auto& [overflow, scale_after] : steps) {
+    CHECK(s.update(overflow) == overflow);
+    CHECK(s.scale() == scale_after);
+  }
+  CHECK(s.overflows_at_min_scale() == 1);
+}
+
+TEST_CASE("DeepSpeedLossScaler: consecutive_hysteresis refills the budget on every finite step") {
+  DeepSpeedScalerConfig c;
+  c.consecutive_hysteresis = true;  // hysteresis 2, window 1000, init 2^16
+  DeepSpeedLossScaler s(c);
+  for (const bool overflow : {true, false, true, false, true}) s.update(overflow);
+  CHECK(s.scale() == 65536.0);  // every overflow was followed by a refill
+  s.update(true);               // the second in a row backs off
+  CHECK(s.scale() == 32768.0);
+}
+
 TEST_CASE("fp8_scale_from_amax: Transformer Engine's float32 formula and its guards") {
   CHECK(fp8_scale_from_amax(2.0f, 448.0f, 0, 1.0f) == 224.0f);
   CHECK(fp8_scale_from_amax(2.0f, 448.0f, 3, 1.0f) == 28.0f);    // / 2^3

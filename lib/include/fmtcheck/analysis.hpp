@@ -1,11 +1,13 @@
 // What a format does to a whole tensor: counts of each outcome, errors,
 // the binade histogram, and the power-of-two scale that fits the tensor.
-// Values arrive in chunks (see tensor_io.hpp), so tensors of any size are
-// measured in bounded memory.
+// Values arrive in chunks (see tensor_io.hpp) that may be measured on
+// several threads at once: the measuring objects are immutable, each call
+// adds to the caller's counters, and counters merge with +=.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -17,15 +19,23 @@ namespace fmtcheck {
 
 // One pass over the input before any conversion.
 struct InputSummary {
+  // Binades of nonzero finite float64 values: 2^-1074 (smallest subnormal) .. 2^1023.
+  static constexpr int min_binade = -1074;
+  static constexpr int max_binade = 1023;
+
   std::uint64_t values = 0;
   std::uint64_t nan = 0;
   std::uint64_t inf = 0;
   std::uint64_t zero = 0;
   double amax = 0;  // largest finite |x|
-  // floor(log2 |x|) of every nonzero finite x -> how many.
-  std::map<int, std::uint64_t> binades;
+  // binade_count[b - min_binade]: how many nonzero finite x have floor(log2 |x|) == b.
+  std::vector<std::uint64_t> binade_count = std::vector<std::uint64_t>(max_binade - min_binade + 1);
 
   void add(std::span<const float> x);
+  void add(std::span<const double> x);
+  InputSummary& operator+=(const InputSummary& o);
+  // The binades that occur -> how many values each.
+  [[nodiscard]] std::map<int, std::uint64_t> binades() const;
 };
 
 // The largest power of two 2^k with amax * 2^k <= the format's max finite:
@@ -62,28 +72,33 @@ struct ConversionStats {
   ConversionStats& operator+=(const ConversionStats& o);
 };
 
-// Converts x * scale to `format` chunk by chunk and accumulates the stats.
-// The product is taken in float32, as the GPU kernels of torch and
-// Transformer Engine do before their cast; a power-of-two scale makes it
-// exact. With stochastic rounding, element i draws splitmix64(seed, i).
+// Converts x * scale to `format` and measures the outcome. float32 input is
+// scaled in float32, as the GPU kernels of torch and Transformer Engine do
+// before their cast; float64 input is scaled and converted as float64, so a
+// float64 tensor is measured exactly. A power-of-two scale makes the product
+// exact. With stochastic rounding, element i of the tensor draws
+// splitmix64(seed, i). Immutable: safe to share between threads.
 class ScaledConversion {
  public:
   ScaledConversion(Format format, Policy policy, float scale, std::uint64_t seed = 0);
-  void add(std::span<const float> x);
-  [[nodiscard]] const ConversionStats& stats() const { return stats_; }
+  // Adds the outcome of values [first, first + x.size()) of the tensor to `stats`.
+  void measure(std::span<const float> x, std::uint64_t first, ConversionStats& stats) const;
+  void measure(std::span<const double> x, std::uint64_t first, ConversionStats& stats) const;
+  // Only the flag counts (values, inexact, saturated, underflow_to_zero,
+  // subnormal, flushed, nan_produced), without the per-value errors: cheaper.
+  void count_flags(std::span<const float> x, std::uint64_t first, ConversionStats& stats) const;
+  void count_flags(std::span<const double> x, std::uint64_t first, ConversionStats& stats) const;
   [[nodiscard]] float scale() const { return scale_; }
   [[nodiscard]] const Format& format() const { return format_; }
 
  private:
+  template <typename T>
+  void run(std::span<const T> x, std::uint64_t first, ConversionStats& stats, bool errors) const;
   Format format_;
   Policy policy_;
   float scale_;
   std::uint64_t seed_;
-  std::uint64_t position_ = 0;
-  ConversionStats stats_;
-  std::vector<float> scaled_;
-  std::vector<std::uint64_t> bits_;
-  std::vector<std::uint32_t> random_;
+  std::shared_ptr<const std::vector<double>> decoded_;  // code -> value, formats of at most 16 bits
 };
 
 // How an MX block's shared E8M0 scale is chosen from the block's amax.
@@ -97,27 +112,44 @@ enum class BlockScaleRule : std::uint8_t {
 // through the library core; amax 0 (or no finite value) gives k = 0.
 int block_scale_exponent(double amax, const Format& element, BlockScaleRule rule);
 
+// One MX block: its amax (over finite values), scale 2^scale_log2 and outcome.
+struct BlockResult {
+  double amax = 0;
+  int scale_log2 = 0;
+  ConversionStats stats;
+};
+
+// A tensor's blocks summed: the outcome over all elements and the range of scales.
+struct BlockTotals {
+  ConversionStats stats;
+  std::uint64_t blocks = 0;
+  int min_scale_log2 = 0;
+  int max_scale_log2 = 0;
+  void add(const BlockResult& b);
+  BlockTotals& operator+=(const BlockTotals& o);
+};
+
 // MX-style conversion: consecutive blocks of `block` values share a scale
 // 2^k; each element is converted as x * 2^-k and dequantized as r * 2^k.
-// Chunks passed to add() must hold whole blocks except at the tensor's end.
+// Immutable: safe to share between threads.
 class BlockScaledConversion {
  public:
   BlockScaledConversion(Format element, Policy policy, int block, BlockScaleRule rule);
-  void add(std::span<const float> x);
-  [[nodiscard]] const ConversionStats& stats() const { return stats_; }
-  [[nodiscard]] std::uint64_t blocks() const { return blocks_; }
-  [[nodiscard]] int min_scale_exponent() const { return min_k_; }
-  [[nodiscard]] int max_scale_exponent() const { return max_k_; }
+  // Measures values [first, first + x.size()) of the tensor; `first` must
+  // start a block and x must hold whole blocks except at the tensor's end.
+  // Adds to `totals`, and appends each block to `blocks` when given.
+  void measure(std::span<const float> x, std::uint64_t first, BlockTotals& totals, std::vector<BlockResult>* blocks) const;
+  void measure(std::span<const double> x, std::uint64_t first, BlockTotals& totals, std::vector<BlockResult>* blocks) const;
+  [[nodiscard]] int block() const { return block_; }
 
  private:
+  template <typename T>
+  void run(std::span<const T> x, std::uint64_t first, BlockTotals& totals, std::vector<BlockResult>* blocks) const;
   Format element_;
   Policy policy_;
   int block_;
   BlockScaleRule rule_;
-  ConversionStats stats_;
-  std::uint64_t blocks_ = 0;
-  int min_k_ = 0;
-  int max_k_ = 0;
+  std::shared_ptr<const std::vector<double>> decoded_;  // code -> value, formats of at most 16 bits
 };
 
 }  // namespace fmtcheck

@@ -1,7 +1,8 @@
 // Reading tensors from .npy, safetensors, raw binary and CSV files without
 // loading them whole: a file is opened once (its header validated) and each
-// tensor is then streamed in chunks of float32 values, so memory stays
-// bounded by the chunk size whatever the file size.
+// tensor is then delivered in chunks. Binary files are memory-mapped and the
+// pages of a chunk are released once it has been consumed, so memory stays
+// bounded by the chunk size times the threads, whatever the file size.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "fmtcheck/format.hpp"
@@ -39,9 +41,17 @@ struct ReadOptions {
   std::string column;  // CSV: header name or 0-based index; empty = the first column
 };
 
-// Values are delivered as float32. Every format up to 32 bits widens to
-// float32 exactly; float64 elements are rounded to nearest float32, as a
-// GPU kernel loading them into fp32 registers would.
+// A run of consecutive values of one tensor. float64 tensors arrive as
+// double, so that they are analysed exactly; every other format widens to
+// float32 exactly and arrives as float.
+struct TensorChunk {
+  std::uint64_t first = 0;  // index of the first value in the tensor
+  std::variant<std::span<const float>, std::span<const double>> values;
+  [[nodiscard]] std::size_t size() const {
+    return std::visit([](auto v) { return v.size(); }, values);
+  }
+};
+
 class TensorFile {
  public:
   virtual ~TensorFile() = default;
@@ -49,10 +59,14 @@ class TensorFile {
   [[nodiscard]] const std::vector<TensorInfo>& tensors() const { return tensors_; }
   // Tensors present in the file but not floating point (safetensors I64 and the like).
   [[nodiscard]] const std::vector<std::string>& skipped() const { return skipped_; }
-  // Calls `consume` with consecutive chunks of tensor `index`, each at most
-  // `chunk_size` values, in storage order.
+  // Calls `consume` once for each chunk of tensor `index`: chunk c holds
+  // values [c * chunk_size, min((c + 1) * chunk_size, count)). With
+  // threads > 1, binary files call it from that many threads at once, in no
+  // particular order (consume must be thread-safe); CSV files always call it
+  // in order from the calling thread. An exception thrown by consume or by
+  // reading stops the work and is rethrown here.
   virtual void for_each_chunk(std::size_t index, std::size_t chunk_size,
-                              const std::function<void(std::span<const float>)>& consume) const = 0;
+                              const std::function<void(const TensorChunk&)>& consume, unsigned threads = 1) const = 0;
 
  protected:
   explicit TensorFile(std::string path) : path_(std::move(path)) {}
