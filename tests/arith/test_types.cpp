@@ -10,6 +10,7 @@
 
 #include "fmtcheck/facts.hpp"
 #include "fmtcheck/fmtcheck.hpp"
+#include "reference_ops.hpp"
 
 using namespace fmtcheck;
 
@@ -142,4 +143,44 @@ TEST_CASE("hash agrees with ==, streams round-trip") {
   std::istringstream bad("nonsense");
   bad >> x;
   CHECK(bad.fail());
+}
+
+// Whether a and b can be combined by each operator (a requires-expression
+// in a template: a false answer is a substitution failure, not an error).
+template <class A, class B>
+constexpr bool combines = requires(A a, B b) { a + b; } || requires(A a, B b) { a - b; } ||
+                          requires(A a, B b) { a * b; } || requires(A a, B b) { a / b; } ||
+                          requires(A a, B b) { a == b; } || requires(A a, B b) { a < b; } ||
+                          requires(A a, B b) { a += b; };
+
+TEST_CASE("mixed formats do not combine; explicit conversion rounds once, as the reference") {
+  static_assert(combines<float16, float16> && combines<float8_e4m3, float8_e4m3>);
+  static_assert(!combines<bfloat16, float16> && !combines<float16, bfloat16>);
+  static_assert(!combines<float8_e4m3, float8_e5m2> && !combines<tf32, float32>);
+  static_assert(!combines<float16, float> && !combines<double, bfloat16> && !combines<float16, int>);
+  static_assert(!std::is_convertible_v<bfloat16, float16> && std::is_constructible_v<float16, bfloat16>);
+
+  // Every bf16 code into fp16 (rne, nosat) and into e4m3 (rne, sat: its
+  // type's policy), against the exact reference's conversion.
+  reference::Table bf16(formats::bf16), fp16(formats::fp16), e4m3(formats::e4m3);
+  fp16.set_policy(float16::policy);
+  e4m3.set_policy(float8_e4m3::policy);
+  std::uint64_t checked = 0;
+  for (std::uint32_t code = 0; code < 65536; ++code) {
+    const auto x = bfloat16::from_bits(static_cast<std::uint16_t>(code));
+    const auto h = float16(x);
+    const auto q = float8_e4m3(x);
+    if (x.is_nan()) {
+      CHECK(h.is_nan());
+      CHECK(q.is_nan());
+      continue;
+    }
+    if (h.bits() != reference::Arithmetic(fp16).convert(bf16, code).bits) FAIL_CHECK("fp16 from bf16 ", code);
+    if (q.bits() != reference::Arithmetic(e4m3).convert(bf16, code).bits) FAIL_CHECK("e4m3 from bf16 ", code);
+    ++checked;
+  }
+  CHECK(checked == 65536 - 254);  // every code but the NaNs
+  // Back from fp16: every fp16 value is a double, and bf16 of it rounds once.
+  CHECK(bfloat16(float16(65504.0)).bits() == 0x4780);  // 65504 = 0x1.ffcp15 rounds up to 2^16
+  CHECK(float32(float16(-0.0)).bits() == 0x80000000);
 }

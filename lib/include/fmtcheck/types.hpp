@@ -149,6 +149,13 @@ class basic_float {
   explicit basic_float(I n) : basic_float(round_to_format(detail::unpack_integer(n), format(), P)) {}
   // The result of an operation (its flags are dropped).
   explicit basic_float(const Conversion& c) : bits_(static_cast<storage_type>(c.bits)) {}
+  // Another value type, rounded once under this type's policy. This is the
+  // only way between formats: mixed-format operands (bfloat16 + float16) do
+  // not compile, because there is no format to promote to without choosing
+  // (neither of fp16 and bf16 holds the other); convert one operand explicitly.
+  template <Layout L2, Policy P2>
+  explicit basic_float(basic_float<L2, P2> x)
+      : basic_float(round_to_format(unpack(basic_float<L2, P2>::format(), x.bits()), format(), P)) {}
 
   explicit operator double() const { return to_double(format(), bits_); }
   explicit operator float() const { return static_cast<float>(to_double(format(), bits_)); }
