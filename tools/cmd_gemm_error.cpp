@@ -22,7 +22,7 @@ using boost::multiprecision::cpp_int;
 
 struct Options {
   std::string models = "hopper-wgmma", type = "e4m3", ks = "64,256,1024,4096", dist = "normal", promote = "0";
-  std::string csv = "-";
+  std::string csv = "-", accumulator = "fp32";
   std::size_t m = 16, n = 16;
   unsigned seed = 1;
 };
@@ -118,6 +118,10 @@ int run(const Options& o) {
   }
   if (models.empty()) throw UsageError("empty --model list");
   if (o.m == 0 || o.n == 0) throw UsageError("--m and --n must be positive");
+  if (o.accumulator != "fp32" && o.accumulator != "fp16") {
+    throw UsageError("bad --accumulator '" + o.accumulator + "': expected fp32 or fp16");
+  }
+  const Format accumulator = o.accumulator == "fp32" ? formats::fp32 : formats::fp16;
 
   // Products of two inputs are integers once scaled by 2^(2*lsb_shift);
   // fp32 results once scaled by 2^149. One common scale covers both.
@@ -125,7 +129,7 @@ int run(const Options& o) {
   const int scale = std::max(2 * lsb_shift, 149);
 
   OutputFile out(o.csv);
-  out.write("model,type,dist,promote,k,m,n,max_rel_error,mean_rel_error,bits_max,bits_mean,max_error_vs_abs_sum,bits_vs_abs_sum\n");
+  out.write("model,type,dist,promote,k,m,n,max_rel_error,mean_rel_error,bits_max,bits_mean,max_error_vs_abs_sum,bits_vs_abs_sum,accumulator\n");
   for (const std::size_t k : ks) {
     std::mt19937_64 rng(o.seed + k);
     const auto a = random_matrix(input, o.dist, o.m * k, rng);
@@ -154,6 +158,7 @@ int run(const Options& o) {
         GemmConfig g;
         g.model = dot;
         g.input = input;
+        g.accumulator = accumulator;
         g.promote_every = promote;
         gemm(g, o.m, o.n, k, a, b, c, d);
         ErrorStats st;
@@ -165,8 +170,9 @@ int run(const Options& o) {
         }
         const double mean = st.count ? st.sum / static_cast<double>(st.count) : 0.0;
         const auto bits = [](double e) { return e > 0 ? -std::log2(e) : INFINITY; };
-        out.write(fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.3f},{:.3f},{:.6g},{:.3f}\n", name, input.name, o.dist,
-                              promote, k, o.m, o.n, st.max, mean, bits(st.max), bits(mean), st.max_abs, bits(st.max_abs)));
+        out.write(fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.3f},{:.3f},{:.6g},{:.3f},{}\n", name, input.name,
+                              o.dist, promote, k, o.m, o.n, st.max, mean, bits(st.max), bits(mean), st.max_abs,
+                              bits(st.max_abs), accumulator.name));
       }
     }
   }
@@ -188,6 +194,9 @@ const bool registered = register_command({
           ->capture_default_str();
       sub.add_option("--promote", o->promote,
                      "promotion intervals in K elements, comma-separated; 0 = never (FAST_ACCUM)")
+          ->capture_default_str();
+      sub.add_option("--accumulator", o->accumulator,
+                     "the instruction's accumulator: fp32, or fp16 (each block's D rounded to fp16 and fed back as C)")
           ->capture_default_str();
       sub.add_option("--m", o->m, "rows of A (dot products per K: m*n)")->capture_default_str();
       sub.add_option("--n", o->n, "columns of B")->capture_default_str();

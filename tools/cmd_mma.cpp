@@ -134,7 +134,9 @@ struct Instruction {
   std::string unexplained;  // why there is no model
 };
 
-// The instruction the data's README names per GPU, input type and output.
+// The instruction the data's README names per GPU, input type and output;
+// "blackwell" is B200's tcgen05.mma for every type (no Blackwell data is
+// published beside the others yet).
 Instruction instruction_for(const std::string& arch, const Format& input, const Format& out) {
   const bool fp8 = input == formats::e4m3 || input == formats::e5m2;
   if (arch == "hopper" && fp8) {

@@ -25,12 +25,16 @@ std::vector<std::uint32_t> random_bits(const Format& f, std::size_t count) {
   return out;
 }
 
-void gemm_square(benchmark::State& state, const char* model, const Format& input, std::size_t promote) {
+// threads = 0: every hardware thread; 1 gives the per-core rate.
+void gemm_square(benchmark::State& state, const char* model, const Format& input, std::size_t promote,
+                 unsigned threads = 0, const Format& accumulator = formats::fp32) {
   const auto n = static_cast<std::size_t>(state.range(0));
   GemmConfig g;
   g.model = *find_tensor_core_model(model)->for_input(input);
   g.input = input;
   g.promote_every = promote;
+  g.threads = threads;
+  g.accumulator = accumulator;
   const auto a = random_bits(input, n * n), b = random_bits(input, n * n);
   std::vector<float> c(n * n, 0.0f), d(n * n);
   for (auto _ : state) {
@@ -44,6 +48,12 @@ void gemm_square(benchmark::State& state, const char* model, const Format& input
 void BM_gemm_hopper_e4m3(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0); }
 void BM_gemm_hopper_e4m3_promote128(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 128); }
 void BM_gemm_hopper_bf16(benchmark::State& s) { gemm_square(s, "hopper", formats::bf16, 0); }
+void BM_gemm_hopper_e4m3_one_thread(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0, 1); }
+void BM_gemm_hopper_fp16_fp16_accumulator(benchmark::State& s) {
+  gemm_square(s, "hopper", formats::fp16, 0, 0, formats::fp16);
+}
+BENCHMARK(BM_gemm_hopper_e4m3_one_thread)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_hopper_fp16_fp16_accumulator)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_e4m3)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_e4m3_promote128)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_bf16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
