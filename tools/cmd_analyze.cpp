@@ -138,13 +138,14 @@ std::string compact(double v) {
 }
 
 // The histogram's rows: every binade that occurs (floor(log2 |x|) of the
-// nonzero finite values), then "zero", "nan" and "inf" (either sign), always.
+// nonzero finite values), then "zero", "infinite" and "not_a_number"
+// (either sign), always. Not "nan": pandas would read that as a missing value.
 std::vector<std::pair<std::string, std::uint64_t>> histogram_rows(const InputSummary& in) {
   std::vector<std::pair<std::string, std::uint64_t>> rows;
   for (const auto& [b, n] : in.binades()) rows.emplace_back(std::to_string(b), n);
   rows.emplace_back("zero", in.zero);
-  rows.emplace_back("nan", in.nan);
-  rows.emplace_back("inf", in.inf);
+  rows.emplace_back("infinite", in.inf);
+  rows.emplace_back("not_a_number", in.nan);
   return rows;
 }
 
@@ -427,7 +428,7 @@ const bool registered = register_command({
       add_read_options(sub, args->read);
       sub.add_option("--csv", args->csv, "tidy CSV: file,tensor,format,scale,measure,value");
       sub.add_option("--histogram-csv", args->histogram_csv,
-                     "tidy CSV of the input binades: file,tensor,binade,count (binade: floor(log2|x|), or zero, nan, inf)");
+                     "tidy CSV of the input binades: file,tensor,binade,count (binade: floor(log2|x|), or zero, infinite, not_a_number)");
       sub.add_option("--block-csv", args->block_csv, "with --block: one row per block and format (amax, scale_log2, counts, errors)");
       sub.add_option("--threads", args->threads, "threads measuring chunks of a tensor (default: every core)");
       sub.add_option("--json", args->json, "everything as JSON");

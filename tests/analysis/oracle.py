@@ -131,11 +131,11 @@ def analyze(x, fmt, scale=1.0, sat=False):
 def binades(x):
     """The histogram rows of `fmtcheck analyze --histogram-csv`, as
     {binade: count}: floor(log2|x|) of the nonzero finite values (as text),
-    then "zero", "nan" and "inf" (both signs), always present."""
+    then "zero", "infinite" and "not_a_number" (both signs), always present."""
     x = as_input(x).astype(np.float64)
     nonzero = x[np.isfinite(x) & (x != 0)]
     _, e = np.frexp(nonzero)
     values, counts = np.unique(e - 1, return_counts=True)
     rows = {str(v): c for v, c in zip(values.tolist(), counts.tolist())}
-    rows.update(zero=int(np.sum(x == 0)), nan=int(np.sum(np.isnan(x))), inf=int(np.sum(np.isinf(x))))
+    rows.update(zero=int(np.sum(x == 0)), infinite=int(np.sum(np.isinf(x))), not_a_number=int(np.sum(np.isnan(x))))
     return rows
