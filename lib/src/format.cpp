@@ -3,21 +3,6 @@
 
 namespace fmtcheck {
 
-std::uint64_t Format::max_finite_code() const {
-  switch (specials) {
-    case Specials::ieee: return infinity_code() - 1;
-    case Specials::fn: return magnitude_mask() - 1;
-    case Specials::fnuz:
-    case Specials::none: return magnitude_mask();
-  }
-  return 0;
-}
-
-int Format::max_exponent() const {
-  const auto field = static_cast<int>(max_finite_code() >> mantissa_bits);
-  return field - bias;
-}
-
 std::string_view to_string(ValueClass c) {
   switch (c) {
     case ValueClass::zero: return "zero";

@@ -13,7 +13,9 @@
 namespace fmtcheck {
 namespace {
 
-enum class Tail : std::uint8_t { exact, below_half, half, above_half };
+// Where the discarded part lies relative to half an ulp; the order matters
+// (see classify_tail and round_away).
+enum Tail : std::uint8_t { exact, below_half, half, above_half };
 
 struct Truncated {
   std::uint64_t kept = 0;    // integer part of significand / 2^shift
@@ -21,36 +23,38 @@ struct Truncated {
   std::uint64_t sr_top = 0;  // first random_bit_count bits of the discarded part
 };
 
+// Without branches, which random data would mispredict: with the sticky bit
+// appended below the discarded part rem (rem2 = 2 rem + sticky) and half an
+// ulp doubled (half2 = 2^shift), the tail is exact, below, at or above half
+// as rem2 is 0, below, equal to or above half2.
+Tail classify_tail(std::uint64_t rem2, std::uint64_t half2) {
+  return static_cast<Tail>(int{rem2 != 0} + int{rem2 >= half2} + int{rem2 > half2});
+}
+
+// A shift of 64 or more: the whole significand is discarded (values far
+// below the format's smallest subnormal); out of the common path.
+[[gnu::noinline]] Truncated truncate_all(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits) {
+  Truncated t;
+  if (shift == 64) {
+    // Drop the significand's last bit into the sticky bit: the same tail
+    // against half = 2^63 as against 2^62 one bit lower.
+    t.tail = classify_tail(((sig >> 1) << 1) | std::uint64_t{sticky || (sig & 1) != 0}, std::uint64_t{1} << 63);
+    if (sr_bits > 0) t.sr_top = sig >> (64 - sr_bits);
+    return t;
+  }
+  t.tail = (sig != 0 || sticky) ? Tail::below_half : Tail::exact;
+  if (sr_bits > 0 && shift - sr_bits < 64) t.sr_top = sig >> (shift - sr_bits);
+  return t;
+}
+
 // Splits (significand + sticky) / 2^shift into integer and discarded parts.
 // shift >= 1 because formats keep at most 53 of the 64 significand bits.
 Truncated truncate(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits) {
+  if (shift >= 64) [[unlikely]] return truncate_all(sig, sticky, shift, sr_bits);
   Truncated t;
-  std::uint64_t rem = 0;
-  std::uint64_t half = 0;
-  if (shift >= 64) {
-    if (shift == 64) {
-      rem = sig;
-      half = std::uint64_t{1} << 63;
-    } else {
-      // The whole value lies below half an ulp.
-      t.tail = (sig != 0 || sticky) ? Tail::below_half : Tail::exact;
-      if (sr_bits > 0 && shift - sr_bits < 64) t.sr_top = sig >> (shift - sr_bits);
-      return t;
-    }
-  } else {
-    t.kept = sig >> shift;
-    rem = sig & ((std::uint64_t{1} << shift) - 1);
-    half = std::uint64_t{1} << (shift - 1);
-  }
-  if (rem == 0 && !sticky) {
-    t.tail = Tail::exact;
-  } else if (rem < half) {
-    t.tail = Tail::below_half;
-  } else if (rem == half && !sticky) {
-    t.tail = Tail::half;
-  } else {
-    t.tail = Tail::above_half;
-  }
+  const std::uint64_t rem = sig & ((std::uint64_t{1} << shift) - 1);
+  t.kept = sig >> shift;
+  t.tail = classify_tail((rem << 1) | std::uint64_t{sticky}, std::uint64_t{1} << shift);
   if (sr_bits > 0) {
     t.sr_top = sr_bits <= shift ? rem >> (shift - sr_bits) : rem << (sr_bits - shift);
   }
@@ -59,17 +63,17 @@ Truncated truncate(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bi
 
 // Whether to take the upper neighbour c + 1 instead of the truncated code c.
 bool round_away(const Policy& p, const Truncated& t, bool sign, bool code_odd) {
-  if (t.tail == Tail::exact) return false;
+  const bool inexact = t.tail != Tail::exact;
   switch (p.rounding) {
-    case Rounding::rne: return t.tail == Tail::above_half || (t.tail == Tail::half && code_odd);
-    case Rounding::rna: return t.tail == Tail::above_half || t.tail == Tail::half;
+    case Rounding::rne: return t.tail + int{code_odd} > Tail::half;  // above half, or a tie with c odd
+    case Rounding::rna: return t.tail >= Tail::half;
     case Rounding::rtz: return false;
-    case Rounding::rup: return !sign;
-    case Rounding::rdn: return sign;
-    case Rounding::rto: return !code_odd;
+    case Rounding::rup: return inexact && !sign;
+    case Rounding::rdn: return inexact && sign;
+    case Rounding::rto: return inexact && !code_odd;
     case Rounding::sr: {
       const std::uint64_t mask = (std::uint64_t{1} << p.random_bit_count) - 1;
-      return t.sr_top + (p.random_bits & mask) > mask;
+      return inexact && t.sr_top + (p.random_bits & mask) > mask;
     }
   }
   return false;
@@ -116,33 +120,29 @@ Conversion infinity_result(const Format& f, const Policy& p, bool sign) {
   return nan_result(f, p, sign, Flag::invalid);
 }
 
-Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
+// A value below the lowest binade (e < emin): subnormal codes, tininess,
+// ftz. Out of the common path.
+[[gnu::noinline]] Conversion round_below(const Unpacked& x, const Format& f, const Policy& p) {
   const int m = f.mantissa_bits;
   const std::int64_t e = x.exponent;
   const std::int64_t emin = f.min_exponent();
-  if (e > f.max_exponent()) return overflow_result(f, p, x.sign);
-
-  const bool below = e < emin;
   // Tininess: before rounding, the value is below 2^emin; after rounding, it
   // is still below 2^emin when rounded to full precision with unbounded
   // exponent range (only the top ulp of the binade below can reach 2^emin).
-  bool tiny = below;
-  if (below && p.tininess == Tininess::after && e == emin - 1) {
+  bool tiny = true;
+  if (p.tininess == Tininess::after && e == emin - 1) {
     const Truncated full = truncate(x.significand, x.sticky, 63 - m, p.random_bit_count);
     const std::uint64_t top = (std::uint64_t{2} << m) - 1;
     if (full.kept == top && round_away(p, full, x.sign, (top & 1) != 0)) tiny = false;
   }
-  if (below && !f.has_subnormals) {
+  if (!f.has_subnormals) {
     // Nothing is representable below the lowest binade (E8M0 has no zero):
     // every mode gives the smallest value, and ftz has no zero to flush to.
     return {signed_code(f, x.sign, 0), tiny ? Flags(Flag::inexact) | Flag::underflow : Flags(Flag::inexact)};
   }
 
-  const std::int64_t shift = 63 - m + (below ? emin - e : 0);
-  const Truncated t = truncate(x.significand, x.sticky, shift, p.random_bit_count);
-  std::uint64_t code = below ? t.kept
-                             : (static_cast<std::uint64_t>(e - emin + (f.has_subnormals ? 1 : 0)) << m) +
-                                   (t.kept - (std::uint64_t{1} << m));
+  const Truncated t = truncate(x.significand, x.sticky, 63 - m + (emin - e), p.random_bit_count);
+  std::uint64_t code = t.kept;
   if (round_away(p, t, x.sign, (code & 1) != 0)) ++code;
   if (code > f.max_finite_code()) return overflow_result(f, p, x.sign);
 
@@ -155,10 +155,29 @@ Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
   if (tiny && p.flush_results()) {
     return zero_result(f, p, x.sign, flags | Flag::underflow | Flag::inexact | Flag::flushed | Flag::tiny_to_zero);
   }
-  // Code 0 of a format without zero (E8M0) is its smallest value.
-  if (code == 0 && f.has_zero()) return zero_result(f, p, x.sign, flags | Flag::tiny_to_zero);
-  if (code < (std::uint64_t{1} << m) && f.has_subnormals) flags |= Flag::subnormal;
+  if (code == 0) return zero_result(f, p, x.sign, flags | Flag::tiny_to_zero);
+  if (code < (std::uint64_t{1} << m)) flags |= Flag::subnormal;
   return {signed_code(f, x.sign, code), flags};
+}
+
+// The common case, a value inside the format's binades, written without
+// data-dependent branches: it is never tiny, never zero and never subnormal,
+// so inexact is its only flag unless it overflows.
+Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
+  const int m = f.mantissa_bits;
+  const std::int64_t e = x.exponent;
+  const std::int64_t emin = f.min_exponent();
+  const std::uint64_t max_finite = f.max_finite_code();
+  if (e < emin) return round_below(x, f, p);
+  if (e > f.max_exponent()) return overflow_result(f, p, x.sign);
+
+  const Truncated t = truncate(x.significand, x.sticky, 63 - m, p.random_bit_count);
+  std::uint64_t code =
+      (static_cast<std::uint64_t>(e - emin + (f.has_subnormals ? 1 : 0)) << m) + (t.kept - (std::uint64_t{1} << m));
+  code += std::uint64_t{round_away(p, t, x.sign, (code & 1) != 0)};
+  if (code > max_finite) return overflow_result(f, p, x.sign);
+  return {signed_code(f, x.sign, code), Flags(static_cast<std::uint16_t>(std::uint16_t{t.tail != Tail::exact}
+                                                                          << static_cast<unsigned>(Flag::inexact)))};
 }
 
 }  // namespace

@@ -42,10 +42,19 @@ struct Format {
   }
   // Exponent of the lowest binade (min normal = 2^min_exponent).
   [[nodiscard]] int min_exponent() const { return (has_subnormals ? 1 : 0) - bias; }
-  // Largest finite magnitude code (no sign, no padding).
-  [[nodiscard]] std::uint64_t max_finite_code() const;
+  // Largest finite magnitude code (no sign, no padding). Inline, as the
+  // rounding core asks for it on every value.
+  [[nodiscard]] std::uint64_t max_finite_code() const {
+    switch (specials) {
+      case Specials::ieee: return infinity_code() - 1;
+      case Specials::fn: return magnitude_mask() - 1;
+      case Specials::fnuz:
+      case Specials::none: return magnitude_mask();
+    }
+    return 0;
+  }
   // Exponent of the largest finite value's binade.
-  [[nodiscard]] int max_exponent() const;
+  [[nodiscard]] int max_exponent() const { return static_cast<int>(max_finite_code() >> mantissa_bits) - bias; }
   // Magnitude code of infinity (formats with Specials::ieee).
   [[nodiscard]] std::uint64_t infinity_code() const {
     return magnitude_mask() & ~((std::uint64_t{1} << mantissa_bits) - 1);
