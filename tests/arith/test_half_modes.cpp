@@ -1,30 +1,45 @@
-// fp16 and bf16 under rtz, rup and rdn against the CPU: add, sub, mul, div
-// and fma on random and boundary operands (operands.hpp), sqrt on every
-// operand; the default policy otherwise (nosat, keep subnormals).
-//
-// The CPU's answer: the operation in double under fesetround(mode) (std::fma
-// for fma), the double converted to float in the same mode, and the float
-// rounded to the format in the same direction: by F16C (vcvtps2ph with the
-// matching rounding immediate) for fp16; for bf16, whose codes are the top 16
-// bits of floats, by dropping the low 16 bits (toward zero) and stepping the
-// code one up in magnitude when bits were dropped and the direction is away
-// from zero.
-//
-// Why three directed roundings equal one. Let G be a subset of H, both grids
-// including +-inf, and RD_G(x) the largest point of G that is <= x. Put
-// g = RD_G(x): g is in H and g <= x, so g <= RD_H(x) <= x; so g is the
-// largest point of G that is <= RD_H(x), i.e. RD_G(RD_H(x)) = RD_G(x). The
-// same holds for RU, and RZ is RD for x >= 0 and RU for x < 0 (the sign
-// survives every step). fp16 and bf16 values are floats, and floats are
-// doubles, over the whole range: subnormals (spacings 2^-24 and 2^-133 are
-// multiples of 2^-149) and the maxima included. IEEE's directed overflow
-// (to +-max toward zero, else to +-inf) is the directed rounding onto the
-// grid with +-inf, and an exact zero's sign (x - x = -0 only under rdn)
-// follows IEEE in the CPU as in the library. The library's arithmetic is
-// integer-only, so running it in the same thread under the directed mode
-// does not change it (if it did, this test would say so).
-//
+// fp16 and bf16 in rtz, rup, rdn, rne, rna and rto against the CPU: add,
+// sub, mul, div and fma on random and boundary operands (operands.hpp), sqrt
+// on every operand; the default policy otherwise (nosat, keep subnormals).
 // 10^8 operations in all, a few seconds on two cores.
+//
+// The CPU's answer: the operation in double, the double converted to float,
+// and the float rounded to the format. fp16's last step is F16C (vcvtps2ph,
+// its rounding immediate); bf16's codes are the top 16 bits of floats, so its
+// last step keeps the top half of the float, adjusted by the rounding's rule
+// on the low half.
+//
+// rtz, rup, rdn: every step rounds in the mode's direction (fesetround, the
+// immediate, or a step of one code away from zero when bits were dropped).
+// Directed roundings onto nested grids compose. Let G be a subset of H, both
+// grids including +-inf, and RD_G(x) the largest point of G that is <= x.
+// Put g = RD_G(x): g is in H and g <= x, so g <= RD_H(x) <= x; so g is the
+// largest point of G that is <= RD_H(x), i.e. RD_G(RD_H(x)) = RD_G(x). The
+// same holds for RU, and RZ is RD for x >= 0 and RU for x < 0. fp16 and bf16
+// values are floats and floats are doubles over the whole range (subnormal
+// spacings 2^-24 and 2^-133 are multiples of 2^-149; the maxima included).
+// IEEE's directed overflow (to +-max toward zero, else to +-inf) is directed
+// rounding onto the grid with +-inf, and an exact zero's sign (x - x = -0
+// only under rdn) follows IEEE in the CPU as in the library.
+//
+// rne, rna, rto: the double and float steps round to odd (toward zero, then
+// the low bit set when the CPU's inexact flag says bits were lost: Boldo and
+// Melquiond's emulation), and only the last step rounds as asked. If H has at
+// least two more bits than G everywhere (its points include G's points and
+// G's midpoints as even points), RO_H(x) lies in the same open interval
+// between neighbouring G-points and G-midpoints as x, or is x itself, and
+// every nearest or odd rounding to G is constant on such an interval; so
+// RN_G(RO_H(x)) = RN_G(x) for both tie rules and RO_G(RO_H(x)) = RO_G(x).
+// Float has 13 more bits than fp16 (fp16 lies in float's normal range) and
+// 16 more than bf16 (subnormals included); beyond G's max, x above the
+// midpoint max + ulp/2 stays above it (float's max and the saturating
+// toward-zero overflow are above both midpoints). The inexact flag is read
+// from MXCSR around volatile accesses so that the compiler cannot move the
+// arithmetic across the read.
+//
+// The library's arithmetic is integer-only, so running it in the same thread
+// under another rounding mode does not change it (if it did, this test would
+// say so).
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -32,6 +47,7 @@
 #include <cmath>
 #include <cpuid.h>
 #include <immintrin.h>
+#include <xmmintrin.h>
 #include <vector>
 
 #include "check.hpp"
@@ -45,18 +61,31 @@ using namespace fmtcheck::testing;
 namespace {
 
 // Cases per format and mode; each checks add, sub, mul, div and fma, so
-// 2 formats x 3 modes x 5 operations x kCases operations in all.
-constexpr std::uint64_t kCases = 3'333'334;
+// 2 formats x 6 modes x 5 operations x kCases = 10^8 operations in all.
+constexpr std::uint64_t kCases = 1'666'667;
 
 struct Mode {
   Rounding rounding;
-  int fenv;        // fesetround's mode
-  int immediate;   // vcvtps2ph's rounding immediate
+  int fenv;  // fesetround's mode for the double and float steps
   const char* name;
 };
-constexpr Mode kModes[] = {{Rounding::rtz, FE_TOWARDZERO, _MM_FROUND_TO_ZERO, "rtz"},
-                           {Rounding::rup, FE_UPWARD, _MM_FROUND_TO_POS_INF, "rup"},
-                           {Rounding::rdn, FE_DOWNWARD, _MM_FROUND_TO_NEG_INF, "rdn"}};
+constexpr Mode kModes[] = {{Rounding::rtz, FE_TOWARDZERO, "rtz"}, {Rounding::rup, FE_UPWARD, "rup"},
+                           {Rounding::rdn, FE_DOWNWARD, "rdn"},   {Rounding::rne, FE_TOWARDZERO, "rne"},
+                           {Rounding::rna, FE_TOWARDZERO, "rna"}, {Rounding::rto, FE_TOWARDZERO, "rto"}};
+bool directed(Rounding r) { return r == Rounding::rtz || r == Rounding::rup || r == Rounding::rdn; }
+
+constexpr unsigned kInexact = 0x20;  // MXCSR's precision flag
+
+// The value op() computes in the thread's rounding mode, rounded to odd when
+// `odd`: its low bit set when the operation was inexact.
+template <typename Op>
+auto rounded(bool odd, Op op) {
+  _mm_setcsr(_mm_getcsr() & ~kInexact);
+  const volatile auto r = op();
+  auto bits = std::bit_cast<std::conditional_t<sizeof r == 8, std::uint64_t, std::uint32_t>>(r);
+  if (odd && (_mm_getcsr() & kInexact) != 0) bits |= 1;
+  return std::bit_cast<std::remove_cv_t<decltype(r)>>(bits);
+}
 
 bool cpu_has_f16c() {
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -68,25 +97,57 @@ __attribute__((target("f16c"))) double fp16_widen(std::uint16_t h) {
 }
 double bf16_widen(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
 
-// The float rounded to fp16 by F16C in the mode's direction (the immediate
-// must be a constant, hence the switch).
-__attribute__((target("f16c"))) std::uint16_t fp16_round(float x, const Mode& m) {
-  const __m128 v = _mm_set_ss(x);
-  switch (m.immediate) {
-    case _MM_FROUND_TO_ZERO: return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(v, _MM_FROUND_TO_ZERO), 0));
-    case _MM_FROUND_TO_POS_INF: return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(v, _MM_FROUND_TO_POS_INF), 0));
-    default: return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(v, _MM_FROUND_TO_NEG_INF), 0));
+// vcvtps2ph with a constant immediate.
+template <int Immediate>
+__attribute__((target("f16c"))) std::uint16_t f16c(float x) {
+  return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(x), Immediate), 0));
+}
+
+// Whether x lies exactly halfway between two fp16 neighbours: its bits below
+// fp16's last place (2^(e-10), or 2^-24 below fp16's normal range) are 10...0.
+bool fp16_tie(float x) {
+  const auto u = std::bit_cast<std::uint32_t>(x);
+  const int e = static_cast<int>((u >> 23) & 0xFF) - 127;
+  if (e < -25) return false;  // below half the smallest subnormal (x is a normal float here)
+  const int dropped = std::max(e - 10, -24) - (e - 23);
+  const std::uint32_t significand = (u & 0x7FFFFF) | 0x800000;
+  return (significand & ((std::uint32_t{1} << dropped) - 1)) == std::uint32_t{1} << (dropped - 1);
+}
+
+// The float rounded to fp16 in the mode (rto reads the inexact flag of the
+// toward-zero conversion; rna breaks F16C's ties away from zero).
+std::uint16_t fp16_round(float x, const Mode& m) {
+  switch (m.rounding) {
+    case Rounding::rtz: return f16c<_MM_FROUND_TO_ZERO>(x);
+    case Rounding::rup: return f16c<_MM_FROUND_TO_POS_INF>(x);
+    case Rounding::rdn: return f16c<_MM_FROUND_TO_NEG_INF>(x);
+    case Rounding::rto: {
+      _mm_setcsr(_mm_getcsr() & ~kInexact);
+      const volatile float v = x;
+      const std::uint16_t toward_zero = f16c<_MM_FROUND_TO_ZERO>(v);
+      return toward_zero | ((_mm_getcsr() & kInexact) != 0 ? 1 : 0);
+    }
+    case Rounding::rna:
+      if (fp16_tie(x)) return f16c<_MM_FROUND_TO_ZERO>(x) + 1;  // one code up in magnitude (max + 1 is inf)
+      return f16c<_MM_FROUND_TO_NEAREST_INT>(x);
+    default: return f16c<_MM_FROUND_TO_NEAREST_INT>(x);
   }
 }
 
-// The float rounded to bf16 in the mode's direction (not for NaN).
+// The float rounded to bf16 in the mode (not for NaN); a carry out of the
+// low half steps the code one up in magnitude, from max to inf.
 std::uint16_t bf16_round(float x, const Mode& m) {
   const auto u = std::bit_cast<std::uint32_t>(x);
   const bool negative = (u >> 31) != 0;
-  const bool dropped = (u & 0xFFFF) != 0;
-  const bool away = m.rounding == Rounding::rup ? !negative : m.rounding == Rounding::rdn && negative;
-  // One code up in magnitude is the next value away from zero (max + 1 is inf).
-  return static_cast<std::uint16_t>((u >> 16) + (dropped && away ? 1 : 0));
+  const std::uint32_t low = u & 0xFFFF;
+  switch (m.rounding) {
+    case Rounding::rtz: return static_cast<std::uint16_t>(u >> 16);
+    case Rounding::rup: return static_cast<std::uint16_t>((u >> 16) + (low != 0 && !negative ? 1 : 0));
+    case Rounding::rdn: return static_cast<std::uint16_t>((u >> 16) + (low != 0 && negative ? 1 : 0));
+    case Rounding::rna: return static_cast<std::uint16_t>((u + 0x8000) >> 16);
+    case Rounding::rto: return static_cast<std::uint16_t>((u >> 16) | (low != 0 ? 1 : 0));
+    default: return static_cast<std::uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);  // rne
+  }
 }
 
 enum class Op { add, sub, mul, div, fma };
@@ -129,18 +190,20 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
   for (const Mode& m : kModes) {
     CAPTURE(m.name);
     const Policy p{.rounding = m.rounding};
-    // The CPU's answer; the caller's thread is in the mode. The volatile
-    // keeps the compiler from folding the double-to-float conversion.
-    const auto cpu = [&](double exact_in_double) {
-      const volatile float narrowed = static_cast<float>(exact_in_double);
-      return round(narrowed, m);
+    // The CPU's answer from the double step's result; the caller's thread
+    // is in the mode.
+    const bool odd = !directed(m.rounding);
+    const auto cpu = [&](double wide) {
+      const volatile double v = wide;
+      return round(rounded(odd, [&] { return static_cast<float>(v); }), m);
     };
     const auto in_mode = [&] { return std::fesetround(m.fenv); };
     auto result = parallel_check(kCases, in_mode, [&](int, std::uint64_t i, std::string& what) {
       const std::uint64_t a = ops.pick(seed, i, 0), b = ops.pick(seed, i, 1), c = ops.pick(seed, i, 2);
       for (Op op : kOps) {
         const std::uint64_t got = library_apply(op, f, a, b, c, p).bits;
-        const std::uint16_t want = cpu(cpu_apply(op, value[a], value[b], value[c]));
+        const volatile double x = value[a], y = value[b], z = value[c];
+        const std::uint16_t want = cpu(rounded(odd, [&] { return cpu_apply(op, x, y, z); }));
         if (same(f, got, want)) continue;
         what = f.name + " " + m.name + " op " + std::to_string(static_cast<int>(op)) + " " + hex(a) + " " + hex(b) +
                " " + hex(c) + ": got " + hex(got) + ", cpu " + hex(want);
@@ -152,7 +215,8 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
                   result.examples.empty() ? "" : result.examples.front());
     result = parallel_check(65536, in_mode, [&](int, std::uint64_t a, std::string& what) {
       const std::uint64_t got = sqrt(f, a, p).bits;
-      const std::uint16_t want = cpu(std::sqrt(value[a]));
+      const volatile double x = value[a];
+      const std::uint16_t want = cpu(rounded(odd, [&] { return std::sqrt(x); }));
       if (same(f, got, want)) return true;
       what = f.name + " " + m.name + " sqrt " + hex(a) + ": got " + hex(got) + ", cpu " + hex(want);
       return false;
@@ -165,7 +229,7 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
 
 }  // namespace
 
-TEST_CASE("fp16 rtz/rup/rdn against double arithmetic plus F16C in the same direction") {
+TEST_CASE("fp16 in six rounding modes against double arithmetic plus F16C") {
   if (!cpu_has_f16c()) {
     MESSAGE("skipped: this CPU has no F16C, the independent fp16 rounding");
     return;
@@ -173,6 +237,6 @@ TEST_CASE("fp16 rtz/rup/rdn against double arithmetic plus F16C in the same dire
   check_format(formats::fp16, fp16_widen, fp16_round, 100);
 }
 
-TEST_CASE("bf16 rtz/rup/rdn against double arithmetic plus directed truncation") {
+TEST_CASE("bf16 in six rounding modes against double arithmetic plus rounding of the float's low half") {
   check_format(formats::bf16, bf16_widen, bf16_round, 200);
 }
