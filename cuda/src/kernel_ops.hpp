@@ -26,6 +26,9 @@ void launch_convert(ConvertOp op, const float* in, std::uint32_t* out, std::size
 void launch_widen(WidenOp op, const std::uint32_t* in, std::uint32_t* out, std::size_t n, LaunchConfig cfg);
 void launch_mma(MmaOp op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c, std::uint32_t* d,
                 std::size_t tiles, LaunchConfig cfg);
+// D = A·B as a chain of mma.sync tiles (f16_f32 or bf16_f32 only).
+void launch_tile_gemm(MmaOp op, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* d, int m, int n, int k,
+                      LaunchConfig cfg);
 void launch_wgmma(WgmmaOp op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c, std::uint32_t* d,
                   std::size_t tiles, LaunchConfig cfg);
 

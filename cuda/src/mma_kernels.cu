@@ -3,6 +3,8 @@
 // tile arrays, packs them into registers and scatters D back.
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+
 #include "cuda_check.hpp"
 #include "fmtcheck/cuda/fragment_layout.hpp"
 #include "kernel_ops.hpp"
@@ -102,7 +104,54 @@ void launch(const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t*
   mma_tile_kernel<Op><<<cfg.blocks, cfg.threads_per_block>>>(a, b, c, d, tiles);
 }
 
+// A GEMM as a chain of mma.sync tiles (hw train): one warp per 16×8 block of
+// D, K taken 16 (one instruction) at a time in order, each instruction's D
+// the next one's C, starting from +0. A is M×K row-major, B is N×K (column
+// n of B, K-major), D is M×N row-major fp32; all dimensions are multiples of
+// the tile (the host pads).
+template <MmaOp Op>
+__global__ void tile_gemm_kernel(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* d, int m, int n,
+                                 int k) {
+  constexpr OpTraits t = traits(Op);
+  static_assert(t.input_bits == 16 && !t.fp16_out && t.shape == MmaShape::m16n8k16, "fp16/bf16 into fp32 only");
+  const int warp = static_cast<int>(blockIdx.x * mma_warps_per_block + threadIdx.x / warp_size);
+  const int tiles_n = n / 8;
+  if (warp >= (m / 16) * tiles_n) return;  // a whole warp leaves together
+  const int lane = static_cast<int>(threadIdx.x % warp_size);
+  const int row0 = warp / tiles_n * 16, col0 = warp % tiles_n * 8;
+  std::uint32_t acc[4] = {};
+  for (int k0 = 0; k0 < k; k0 += 16) {
+    std::uint32_t ra[4] = {}, rb[2] = {}, rd[4] = {};
+    for (int i = 0; i < a_fragment_size(t.shape); ++i) {
+      const FragmentCoord x = a_fragment(t.shape, lane, i);
+      ra[i / 2] |= (a[(row0 + x.row) * k + k0 + x.col] & 0xFFFF) << (16 * (i % 2));
+    }
+    for (int i = 0; i < b_fragment_size(t.shape); ++i) {
+      const FragmentCoord x = b_fragment(t.shape, lane, i);  // (k, n)
+      rb[i / 2] |= (b[(col0 + x.col) * k + k0 + x.row] & 0xFFFF) << (16 * (i % 2));
+    }
+    mma<Op>(ra, rb, acc, rd);
+    for (int i = 0; i < 4; ++i) acc[i] = rd[i];
+  }
+  for (int i = 0; i < c_fragment_size; ++i) {
+    const FragmentCoord x = c_fragment(lane, i);
+    d[(row0 + x.row) * n + col0 + x.col] = acc[i];
+  }
+}
+
 }  // namespace
+
+void launch_tile_gemm(MmaOp op, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* d, int m, int n, int k,
+                      LaunchConfig cfg) {
+  if (op == MmaOp::f16_f32) {
+    tile_gemm_kernel<MmaOp::f16_f32><<<cfg.blocks, cfg.threads_per_block>>>(a, b, d, m, n, k);
+  } else if (op == MmaOp::bf16_f32) {
+    tile_gemm_kernel<MmaOp::bf16_f32><<<cfg.blocks, cfg.threads_per_block>>>(a, b, d, m, n, k);
+  } else {
+    throw std::invalid_argument("launch_tile_gemm: fp16 or bf16 into fp32 only");
+  }
+  check(cudaGetLastError(), "tile GEMM kernel launch");
+}
 
 void launch_mma(MmaOp op, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c, std::uint32_t* d,
                 std::size_t tiles, LaunchConfig cfg) {
