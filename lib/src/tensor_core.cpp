@@ -209,4 +209,70 @@ Conversion dot_product_add(const DotModel& model, const Format& input, std::span
   return d;
 }
 
+Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const Format& input,
+                                        std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                                        const Format& scale_format, std::span<const std::uint64_t> scale_a,
+                                        std::span<const std::uint64_t> scale_b, std::uint64_t c) {
+  if (a.size() != b.size() || scale_a.size() != scale_b.size() || scale_a.empty() || a.size() % scale_a.size() != 0) {
+    throw std::invalid_argument("block_scaled_dot_product_add: a, b and their scales do not divide into blocks");
+  }
+  if (scale_format != formats::e8m0 && scale_format != formats::e4m3) {
+    throw std::invalid_argument("block_scaled_dot_product_add: scales are e8m0 or e4m3, not " + scale_format.name);
+  }
+  const std::size_t scale_block = a.size() / scale_a.size();
+  // A group's exact sum spans at most 2 * (binades + mantissa bits) + 2p + 4 bits.
+  const int binades = (1 << input.exponent_bits) - 1 - input.bias - input.min_exponent();
+  if (model.group != 0 && (scale_block % model.group != 0 ||
+                           2 * (binades + input.mantissa_bits + input.precision()) + 4 > 62)) {
+    throw std::invalid_argument("block_scaled_dot_product_add: a group must divide the scale block, and " + input.name +
+                                " group sums do not fit in 64 bits");
+  }
+  Special s;
+  const auto scale_term = [&](std::uint64_t bits) {
+    const Unpacked u = unpack(scale_format, bits);
+    note_special(s, u.is_nan(), u.is_inf(), false);
+    Term t = to_term(u, scale_format);
+    t.negative = false;  // UE4M3: the sign bit is ignored
+    return t;
+  };
+  std::vector<Term> terms;
+  for (std::size_t j = 0; j < scale_a.size(); ++j) {
+    const Term scales = product(scale_term(scale_a[j]), scale_term(scale_b[j]));
+    const std::size_t group = model.group == 0 ? 1 : model.group;
+    for (std::size_t k0 = j * scale_block; k0 < (j + 1) * scale_block; k0 += group) {
+      // The group's products summed exactly in units of the smallest lsb.
+      std::vector<Term> products;
+      for (std::size_t k = k0; k < k0 + group; ++k) {
+        const Unpacked x = unpack(input, a[k]);
+        const Unpacked y = unpack(input, b[k]);
+        note_special(s, x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
+                     x.is_inf() || y.is_inf(), x.sign != y.sign);
+        const Term p = product(to_term(x, input), to_term(y, input));
+        if (p.magnitude != 0) products.push_back(p);
+      }
+      if (products.empty()) continue;
+      if (model.group == 0) {
+        terms.push_back(product(products.front(), scales));
+        continue;
+      }
+      int lsb = products.front().lsb;
+      for (const Term& p : products) lsb = std::min(lsb, p.lsb);
+      const auto sum = sum_aligned<std::int64_t>(products, lsb);
+      const std::uint64_t magnitude = sum < 0 ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
+      // The group term: its exact value, aligned by the scales' exponents only.
+      terms.push_back({sum < 0, magnitude * scales.magnitude, lsb + scales.lsb, scales.align});
+    }
+  }
+  const Unpacked cc = unpack(formats::fp32, c);
+  note_special(s, cc.is_nan(), cc.is_inf(), cc.sign);
+  terms.push_back(to_term(cc, formats::fp32));
+  if (s.nan || (s.pos_inf && s.neg_inf)) return {canonical_nan(formats::fp32), Flags(Flag::invalid)};
+  if (s.pos_inf || s.neg_inf) {
+    return {formats::fp32.to_storage((s.neg_inf ? formats::fp32.sign_bit() : 0) | formats::fp32.infinity_code()), {}};
+  }
+  DotModel block;
+  block.fraction_bits = model.fraction_bits;
+  return round_block(block, terms, formats::fp32);
+}
+
 }  // namespace fmtcheck

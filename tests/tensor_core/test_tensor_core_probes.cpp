@@ -6,6 +6,8 @@
 #include <bit>
 #include <doctest/doctest.h>
 #include <initializer_list>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "fmtcheck/convert.hpp"
@@ -211,4 +213,69 @@ TEST_CASE("special values give the canonical NaN or the infinity") {
   CHECK(d({0x8000, zero}, {one, one}, 0x80000000) == 0x00000000u);
   // Exact cancellation gives +0.
   CHECK(d({one, 0xbc00}, {one, one}, 0) == 0x00000000u);
+}
+
+namespace {
+
+// K operands of `input`, zero except the given (position, value) pairs.
+std::vector<std::uint64_t> sparse(const Format& input, std::size_t k, std::initializer_list<std::pair<std::size_t, double>> at) {
+  std::vector<std::uint64_t> bits(k, 0);
+  for (const auto& [i, v] : at) bits[i] = operands(input, {v}).front();
+  return bits;
+}
+
+std::uint64_t e8m0(int exponent) { return static_cast<std::uint64_t>(127 + exponent); }
+
+}  // namespace
+
+TEST_CASE("block-scaled MMA (MMA-Sim): scaled products align with C, F = 25 for mxf8f6f4") {
+  const Format& e4m3 = formats::e4m3;
+  const auto ones = sparse(e4m3, 32, {{0, 1}, {1, 1}, {2, 1}, {3, 1}});
+  const auto d = [&](int scale_exponent) {
+    const std::vector<std::uint64_t> sa{e8m0(scale_exponent)}, sb{e8m0(0)};
+    return block_scaled_dot_product_add(blackwell_mxf8f6f4, e4m3, ones, ones, formats::e8m0, sa, sb, f32(1.0f)).bits;
+  };
+  // 1 + 4 * 2^-25 = 1 + 2^-23 survives at F = 25; 4 * 2^-26 is cut.
+  CHECK(d(-25) == 0x3f800001u);
+  CHECK(d(-26) == 0x3f800000u);
+  // 1.5 * 1.5 * 2^3 * 2^-1 = 9.
+  const auto x = sparse(e4m3, 32, {{5, 1.5}});
+  const std::vector<std::uint64_t> sa{e8m0(3)}, sb{e8m0(-1)};
+  CHECK(block_scaled_dot_product_add(blackwell_mxf8f6f4, e4m3, x, x, formats::e8m0, sa, sb, 0).bits == 0x41100000u);
+}
+
+TEST_CASE("block-scaled MMA (MMA-Sim): mxf4 sums groups of 16 exactly, aligns them by the scales, F = 35") {
+  const Format& e2m1 = formats::e2m1;
+  // Groups: k 0-15 gives +1, k 16-31 gives -1 (scales 2^0), k 32-47 gives
+  // 1 * 2^s (second scale block). 1 - 1 + 2^-35 keeps 2^-35 (0x2e000000) at
+  // F = 35; 2^-36 is cut to +0; at F = 25 (mxf8f6f4's) 2^-35 is cut too.
+  const auto a = sparse(e2m1, 64, {{0, 1}, {16, -1}, {32, 1}});
+  const auto b = sparse(e2m1, 64, {{0, 1}, {16, 1}, {32, 1}});
+  const auto d = [&](const BlockScaledModel& m, int s) {
+    const std::vector<std::uint64_t> sa{e8m0(0), e8m0(s)}, sb{e8m0(0), e8m0(0)};
+    return block_scaled_dot_product_add(m, e2m1, a, b, formats::e8m0, sa, sb, 0).bits;
+  };
+  CHECK(d(blackwell_mxf4, -35) == 0x2e000000u);
+  CHECK(d(blackwell_mxf4, -36) == 0x00000000u);
+  CHECK(d(blackwell_mxf8f6f4, -35) == 0x00000000u);
+  // A group's term is aligned by its scales' exponents (0 here), not by its
+  // value's binade (36 = 1.125 * 2^5): 36 - 36 + C keeps C = 2^-33 (2^-33 >=
+  // 2^(0-35)), which an alignment at 2^(5-35) would cut.
+  const auto six = sparse(e2m1, 64, {{0, 6}, {16, -6}});
+  const auto six_b = sparse(e2m1, 64, {{0, 6}, {16, 6}});
+  const std::vector<std::uint64_t> one{e8m0(0), e8m0(0)};
+  CHECK(block_scaled_dot_product_add(blackwell_mxf4, e2m1, six, six_b, formats::e8m0, one, one, f32(0x1p-33f)).bits ==
+        0x2f000000u);
+}
+
+TEST_CASE("block-scaled MMA: UE4M3 scales multiply their significands, sign ignored; NaN scales") {
+  const Format& e2m1 = formats::e2m1;
+  const auto x = sparse(e2m1, 64, {{0, 1}});
+  // nvf4: block16, four scales per operand; 1.5 (0x3c) and -1.5 (0xbc) both give 1 * 1 * 2.25.
+  const std::vector<std::uint64_t> sa{0xbc, 0x38, 0x38, 0x38}, sb{0x3c, 0x38, 0x38, 0x38};
+  CHECK(block_scaled_dot_product_add(blackwell_mxf4, e2m1, x, x, formats::e4m3, sa, sb, 0).bits == 0x40100000u);
+  const std::vector<std::uint64_t> nan{0xff, e8m0(0)}, one{e8m0(0), e8m0(0)};
+  CHECK(block_scaled_dot_product_add(blackwell_mxf4, e2m1, x, x, formats::e8m0, nan, one, 0).bits == 0x7fffffffu);
+  CHECK_THROWS_AS(block_scaled_dot_product_add(blackwell_mxf4, formats::e5m2, x, x, formats::e8m0, one, one, 0),
+                  std::invalid_argument);
 }

@@ -73,6 +73,35 @@ bool is_tensor_core_output(const Format& out);
 Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
                            std::span<const std::uint64_t> b, std::uint64_t c, const Format& out);
 
+// A block-scaled instruction (Blackwell tcgen05.mma / sm_120 mma.sync with
+// .block_scale), as MMA-Sim models it: every product is scaled by its block's
+// two scale factors, whose exponents (not the products') align the term;
+// with group = 0 each scaled product is a term (kind::mxf8f6f4, F = 25),
+// with group = 16 each 16 products are first summed exactly and that sum,
+// times both scales' significands, is one term (kind::mxf4, mxf4nvf4,
+// F = 35). Terms and C are truncated at 2^(e_max - F), summed, and rounded
+// toward zero to fp32.
+struct BlockScaledModel {
+  int fraction_bits = 25;
+  std::size_t group = 0;
+
+  friend bool operator==(const BlockScaledModel&, const BlockScaledModel&) = default;
+};
+inline constexpr BlockScaledModel blackwell_mxf8f6f4{25, 0};
+inline constexpr BlockScaledModel blackwell_mxf4{35, 16};
+
+// D = sum_k (a[k] * scale_a[k / S]) * (b[k] * scale_b[k / S]) + c for one
+// instruction (K = a.size(), S = K / scale_a.size(), the scale block). The
+// scales are e8m0 (UE8M0) or e4m3 (UE4M3, sign ignored); c and the result
+// are fp32 bits. NaN, inf*0 and inf-inf (a NaN scale included) give
+// 0x7FFFFFFF. Throws std::invalid_argument for sizes that do not divide, a
+// group that does not divide S, or inputs whose group sums overflow 64 bits
+// (e5m2 and wider; e2m1, e2m3, e3m2 and e4m3 fit).
+Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const Format& input,
+                                        std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                                        const Format& scale_format, std::span<const std::uint64_t> scale_a,
+                                        std::span<const std::uint64_t> scale_b, std::uint64_t c);
+
 // The model as a DotKernel for matmul (dot.hpp): each output element is one
 // dot_product_add with C = +0 into `out` (fp32 or fp16). The hardware's
 // rounding is fixed, so the kernel ignores the policy; it throws
