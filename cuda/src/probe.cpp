@@ -257,13 +257,16 @@ void infer_output_rounding(const ProbeTarget& t, const Ranges& r, const DotOracl
 
 // Does 0 × 2^emax take part in e_max with its exponent field's value (the
 // lowest binade) plus emax? A term 2^(z − F − 3) beside it then vanishes.
+// The term is a product where the input format reaches it, else C (FP8 with
+// a large F: 2^(z − F − 3) lies below the smallest product).
 void infer_zero_terms(const ProbeTarget& t, const DotOracle& oracle, InferredArithmetic& found) {
   if (found.alignment_exact) return;
   const int z = t.input.min_exponent() + t.input.max_exponent();
   const int e = z - found.fraction_bits - 3;
   Probe p(t);
   p.set_raw(0, 0, *exact_bits(t.input, 1.0, t.input.max_exponent(), false));
-  if (!p.set_product(1, e, false) || !exact_bits(t.output, 1.0, e, false)) return;
+  if (!exact_bits(t.output, 1.0, e, false)) return;
+  if (!p.set_product(1, e, false)) p.set_c(e, false);
   const double v = p.value(oracle);
   if (v == std::ldexp(1.0, e)) found.zero_terms_align = false;
   else if (v == 0) found.zero_terms_align = true;
