@@ -1,7 +1,9 @@
 // On a GPU: the hardware against the emulator. Every conversion the device
 // has, on every float32 input of a strided sweep plus the boundaries; every
 // mma.sync instruction with a published model on random, power-of-two and
-// special tiles; the probes on the hardware against the model.
+// special tiles (wgmma on sm_90); the probes on the hardware against the
+// model; a cuBLASLt fp16 GEMM against the emulated GEMM; training steps
+// replayed by the emulator.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -9,10 +11,12 @@
 #include <limits>
 
 #include "fmtcheck/convert.hpp"
+#include "fmtcheck/cuda/blaslt_gemm.hpp"
 #include "fmtcheck/cuda/convert.hpp"
 #include "fmtcheck/cuda/device.hpp"
 #include "fmtcheck/cuda/mma_cases.hpp"
 #include "fmtcheck/cuda/probe.hpp"
+#include "fmtcheck/cuda/train.hpp"
 
 using namespace fmtcheck;
 using namespace fmtcheck::cuda;
@@ -71,5 +75,41 @@ TEST_CASE("the probes on the hardware find the published model's parameters") {
       CAPTURE(row.inferred);
       CHECK(row.agrees);
     }
+  }
+}
+
+TEST_CASE("a cuBLASLt fp16 GEMM matches the emulated GEMM under this GPU's model") {
+  const int cc = capability();
+  const MmaFamily family = cc >= 90 && cc < 100 ? MmaFamily::wgmma : MmaFamily::mma_sync;
+  const ModelChoice choice = model_for(*find_mma_instruction(formats::fp16, formats::fp32, family), cc);
+  REQUIRE(choice.model != nullptr);
+  const BlasLtGemm g;  // fp16 -> fp32
+  const GemmOperands x = make_gemm_operands(g, 64, 64, 128, 5);
+  const Comparison c = compare_gemm(g, x, run_blaslt_gemm(g, x),
+                                    emulate_blaslt_gemm(g, *choice.model->for_input(formats::fp16), 0, x), "gemm");
+  CHECK(c.differing == 0);
+}
+
+TEST_CASE("training steps on the GPU are replayed bit for bit by the emulator") {
+  const ModelChoice choice = model_for(*find_mma_instruction(formats::fp16, formats::fp32), capability());
+  REQUIRE(choice.model != nullptr);
+  Digits data;  // class c lights pixels 6c .. 6c+5
+  for (int i = 0; i < 64; ++i) {
+    for (int p = 0; p < 64; ++p) data.pixels.push_back(p / 6 == i % 10 ? 1.0f : 0.125f);
+    data.labels.push_back(i % 10);
+  }
+  DeviceOps hardware;
+  EmulatedOps emulator(*choice.model->for_input(formats::fp16));
+  Mlp mlp = initial_mlp(0);
+  GradScaler scaler;
+  for (std::size_t step = 0; step < 3; ++step) {
+    Mlp replayed = mlp;
+    GradScaler replayed_scaler = scaler;
+    const StepResult hw = train_step(hardware, TrainConfig{}, data, step * 32, mlp, scaler);
+    const StepResult emu = train_step(emulator, TrainConfig{}, data, step * 32, replayed, replayed_scaler);
+    CHECK(std::bit_cast<std::uint32_t>(hw.loss) == std::bit_cast<std::uint32_t>(emu.loss));
+    CHECK(hw.underflow == emu.underflow);
+    CHECK(mlp.w1 == replayed.w1);
+    CHECK(mlp.w2 == replayed.w2);
   }
 }
