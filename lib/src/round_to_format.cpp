@@ -79,8 +79,9 @@ bool round_away(const Policy& p, const Truncated& t, bool sign, bool code_odd) {
   return false;
 }
 
+// A multiplication, not a conditional: random signs would mispredict a branch.
 std::uint64_t signed_code(const Format& f, bool sign, std::uint64_t magnitude) {
-  return f.to_storage((sign ? f.sign_bit() : 0) | magnitude);
+  return f.to_storage((std::uint64_t{sign} * f.sign_bit()) | magnitude);
 }
 
 // A NaN made from a non-NaN input (infinity into E4M3, overflow without
@@ -98,7 +99,7 @@ Conversion zero_result(const Format& f, const Policy& p, bool sign, Flags flags)
 // Overflow follows IEEE 754: directed modes that round toward zero give the
 // largest finite value, the others infinity; a format without infinity gives
 // NaN instead, and one without NaN too (MX FP6/FP4) always saturates.
-Conversion overflow_result(const Format& f, const Policy& p, bool sign) {
+[[gnu::noinline]] Conversion overflow_result(const Format& f, const Policy& p, bool sign) {
   const Flags flags = Flags(Flag::overflow) | Flag::inexact;
   const Rounding r = p.rounding;
   const bool toward_zero = r == Rounding::rtz || r == Rounding::rto ||
@@ -182,7 +183,11 @@ Conversion round_finite(const Unpacked& x, const Format& f, const Policy& p) {
 
 }  // namespace
 
-Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) {
+namespace {
+
+// Every input but a finite one the format can take: out of the common path,
+// so that path keeps a small stack frame.
+[[gnu::noinline]] Conversion round_special(const Unpacked& x, const Format& f, const Policy& p) {
   switch (x.kind) {
     case Unpacked::Kind::nan: {
       // A NaN input is no new NaN; only a signaling one, or a format that
@@ -199,10 +204,17 @@ Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) 
         // The input becomes zero; only a format with a zero gives a zero result.
         return zero_result(f, p, x.sign, f.has_zero() ? Flags(Flag::flushed) | Flag::tiny_to_zero : Flags(Flag::flushed));
       }
-      if (!f.is_signed && x.sign) return nan_result(f, p, x.sign, Flag::invalid);
-      return round_finite(x, f, p);
+      return nan_result(f, p, x.sign, Flag::invalid);  // a negative value into an unsigned format
   }
   return {};
+}
+
+}  // namespace
+
+Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) {
+  const bool takes_finite = x.kind == Unpacked::Kind::finite && !(x.source_subnormal && p.flush_inputs()) &&
+                            (f.is_signed || !x.sign);
+  return takes_finite ? round_finite(x, f, p) : round_special(x, f, p);
 }
 
 }  // namespace fmtcheck
