@@ -58,9 +58,14 @@ void BinaryTensorFile::read_at(std::uint64_t offset, void* out, std::size_t byte
 }
 
 void BinaryTensorFile::release(std::uint64_t offset, std::uint64_t bytes) const {
+  // A page fault maps up to 64 KiB around the faulting page (the kernel's
+  // fault-around), so pages of neighbouring chunks get mapped too; dropping
+  // that margin as well keeps them from piling up when a neighbour was
+  // already released. A neighbour still in use merely faults them in again.
+  constexpr std::uint64_t fault_around = 64 * 1024;
   static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  const std::uint64_t begin = (offset + page - 1) / page * page;
-  const std::uint64_t end = (offset + bytes) / page * page;
+  const std::uint64_t begin = (offset > fault_around ? offset - fault_around : 0) / page * page;
+  const std::uint64_t end = std::min(size_, offset + bytes + fault_around);
   if (end > begin) ::madvise(const_cast<unsigned char*>(map_) + begin, end - begin, MADV_DONTNEED);
 }
 
