@@ -132,8 +132,9 @@ TEST_CASE("compare, minimum, maximum: every 257th fp16 pair, policies in turn") 
   const reference::Table t(formats::fp16);
   const auto policies = compare_policies();
   constexpr std::uint64_t kStride = 257;  // prime: every code meets many partners
-  report(parallel_check((std::uint64_t{1} << 32) / kStride, [] { return 0; }, [&](int, std::uint64_t i, std::string& what) {
+  const auto check = [&](int, std::uint64_t i, std::string& what) {
     const std::uint64_t pair = i * kStride;
     return check_pair(t, policies[i % policies.size()], pair >> 16, pair & 0xFFFF, what);
-  }));
+  };
+  report(parallel_check((std::uint64_t{1} << 32) / kStride, [] { return 0; }, check));
 }

@@ -14,11 +14,10 @@
 #include <bit>
 #include <cfenv>
 #include <cmath>
-#include <cpuid.h>
-#include <immintrin.h>
 #include <vector>
 
 #include "check.hpp"
+#include "f16c.hpp"
 #include "fmtcheck/decode.hpp"
 #include "fmtcheck/unpacked.hpp"
 #include "parallel.hpp"
@@ -37,18 +36,6 @@ constexpr Op kOps[] = {Op::add, Op::mul};
 constexpr std::uint64_t kStride = 61;
 constexpr Op kOps[] = {Op::add, Op::sub, Op::mul, Op::div};
 #endif
-
-bool cpu_has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-}
-
-__attribute__((target("f16c"))) std::uint16_t f16c_round(float x) {
-  return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(x), _MM_FROUND_TO_NEAREST_INT), 0));
-}
-__attribute__((target("f16c"))) float f16c_widen(std::uint16_t h) {
-  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
-}
 
 // 2^e as a double, built from its bits (e in double's normal range).
 double pow2(int e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); }
@@ -131,7 +118,9 @@ TEST_CASE("fp16 rne against float arithmetic plus F16C") {
   const auto value = table_of(f16c_widen);
   for (Op op : kOps) {
     CAPTURE(static_cast<int>(op));
-    sweep(formats::fp16, op, [&](std::uint16_t a, std::uint16_t b) { return f16c_round(apply(op, value[a], value[b])); });
+    sweep(formats::fp16, op, [&](std::uint16_t a, std::uint16_t b) {
+      return f16c_round<_MM_FROUND_TO_NEAREST_INT>(apply(op, value[a], value[b]));
+    });
   }
 }
 
@@ -140,6 +129,8 @@ TEST_CASE("bf16 rne against double arithmetic plus nearbyint") {
   const auto value = table_of(bf16_widen);
   for (Op op : kOps) {
     CAPTURE(static_cast<int>(op));
-    sweep(formats::bf16, op, [&](std::uint16_t a, std::uint16_t b) { return bf16_round(apply(op, value[a], value[b])); });
+    sweep(formats::bf16, op, [&](std::uint16_t a, std::uint16_t b) {
+      return bf16_round(apply(op, value[a], value[b]));
+    });
   }
 }

@@ -45,12 +45,12 @@
 #include <bit>
 #include <cfenv>
 #include <cmath>
-#include <cpuid.h>
 #include <immintrin.h>
 #include <xmmintrin.h>
 #include <vector>
 
 #include "check.hpp"
+#include "f16c.hpp"
 #include "fmtcheck/decode.hpp"
 #include "operands.hpp"
 #include "parallel.hpp"
@@ -87,21 +87,8 @@ auto rounded(bool odd, Op op) {
   return std::bit_cast<std::remove_cv_t<decltype(r)>>(bits);
 }
 
-bool cpu_has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-}
-
-__attribute__((target("f16c"))) double fp16_widen(std::uint16_t h) {
-  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h)));
-}
+double fp16_widen(std::uint16_t h) { return f16c_widen(h); }
 double bf16_widen(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
-
-// vcvtps2ph with a constant immediate.
-template <int Immediate>
-__attribute__((target("f16c"))) std::uint16_t f16c(float x) {
-  return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(x), Immediate), 0));
-}
 
 // Whether x lies exactly halfway between two fp16 neighbours: its bits below
 // fp16's last place (2^(e-10), or 2^-24 below fp16's normal range) are 10...0.
@@ -118,19 +105,19 @@ bool fp16_tie(float x) {
 // toward-zero conversion; rna breaks F16C's ties away from zero).
 std::uint16_t fp16_round(float x, const Mode& m) {
   switch (m.rounding) {
-    case Rounding::rtz: return f16c<_MM_FROUND_TO_ZERO>(x);
-    case Rounding::rup: return f16c<_MM_FROUND_TO_POS_INF>(x);
-    case Rounding::rdn: return f16c<_MM_FROUND_TO_NEG_INF>(x);
+    case Rounding::rtz: return f16c_round<_MM_FROUND_TO_ZERO>(x);
+    case Rounding::rup: return f16c_round<_MM_FROUND_TO_POS_INF>(x);
+    case Rounding::rdn: return f16c_round<_MM_FROUND_TO_NEG_INF>(x);
     case Rounding::rto: {
       _mm_setcsr(_mm_getcsr() & ~kInexact);
       const volatile float v = x;
-      const std::uint16_t toward_zero = f16c<_MM_FROUND_TO_ZERO>(v);
+      const std::uint16_t toward_zero = f16c_round<_MM_FROUND_TO_ZERO>(v);
       return toward_zero | ((_mm_getcsr() & kInexact) != 0 ? 1 : 0);
     }
     case Rounding::rna:
-      if (fp16_tie(x)) return f16c<_MM_FROUND_TO_ZERO>(x) + 1;  // one code up in magnitude (max + 1 is inf)
-      return f16c<_MM_FROUND_TO_NEAREST_INT>(x);
-    default: return f16c<_MM_FROUND_TO_NEAREST_INT>(x);
+      if (fp16_tie(x)) return f16c_round<_MM_FROUND_TO_ZERO>(x) + 1;  // one code up in magnitude (max + 1 is inf)
+      return f16c_round<_MM_FROUND_TO_NEAREST_INT>(x);
+    default: return f16c_round<_MM_FROUND_TO_NEAREST_INT>(x);
   }
 }
 
