@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fmtcheck/convert.hpp"
+#include "fmtcheck/decode.hpp"
 #include "fmtcheck/unpacked.hpp"
 
 namespace {
@@ -80,6 +81,20 @@ void core_one_by_one(benchmark::State& state, const std::vector<float>& in, cons
   set_items(state);
 }
 
+// Batch decoding of 2^24 codes (the codes the conversions above produce).
+template <typename In>
+void decode_from(benchmark::State& state, const Format& from) {
+  std::vector<In> codes(kCount);
+  convert_batch(inputs(), from, Policy{}, std::span<In>(codes));
+  std::vector<float> out(kCount);
+  for (auto _ : state) {
+    decode_batch(std::span<const In>(codes), from, out);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_items(state);
+}
+
 void reference_memcpy(benchmark::State& state) {
   const auto& in = inputs();
   std::vector<float> out(kCount);
@@ -126,6 +141,14 @@ const bool registered = [] {
   benchmark::RegisterBenchmark("convert/e4m3/rne", [](benchmark::State& s) { convert_to<std::uint8_t>(s, formats::e4m3, {}); })
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("convert/e5m2/rne", [](benchmark::State& s) { convert_to<std::uint8_t>(s, formats::e5m2, {}); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("decode/bf16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::bf16); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("decode/e4m3", [](benchmark::State& s) { decode_from<std::uint8_t>(s, formats::e4m3); })
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("decode/e5m2", [](benchmark::State& s) { decode_from<std::uint8_t>(s, formats::e5m2); })
       ->Unit(benchmark::kMillisecond);
   // Names are spelled out: the presets' names may not be constructed yet.
   const std::pair<const char*, const Format*> cores[] = {

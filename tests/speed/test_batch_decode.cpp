@@ -1,0 +1,99 @@
+// Batch decoding (decode_batch) on every code of every 8- and 16-bit preset,
+// through the table path and the value-by-value path, against the scalar
+// decode (to_double, itself proven against NVIDIA, Eigen and ml_dtypes in
+// the oracle suites), and for fp16 and bf16 also against independent
+// definitions: the CPU's F16C conversion and bf16 being float32's top half.
+#include <doctest/doctest.h>
+#include <immintrin.h>
+
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "fmtcheck/decode.hpp"
+
+namespace {
+
+using namespace fmtcheck;
+
+std::uint32_t expected_bits(const Format& f, std::uint64_t code) {
+  return std::bit_cast<std::uint32_t>(static_cast<float>(to_double(f, code)));
+}
+
+// Every code, forward then backward, `rounds` times: long enough for the
+// table path when rounds >= 4 (decode_batch takes it from 4 tables' worth).
+template <typename In>
+std::vector<In> every_code(const Format& f, int rounds) {
+  std::vector<In> codes;
+  const std::size_t count = std::size_t{1} << f.storage_bits;
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t c = 0; c < count; ++c) codes.push_back(static_cast<In>(r % 2 == 0 ? c : count - 1 - c));
+  }
+  return codes;
+}
+
+template <typename In>
+std::size_t mismatches(const Format& f, int rounds) {
+  const std::vector<In> codes = every_code<In>(f, rounds);
+  std::vector<float> out(codes.size());
+  decode_batch(std::span<const In>(codes), f, out);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < codes.size(); ++i) bad += std::bit_cast<std::uint32_t>(out[i]) != expected_bits(f, codes[i]);
+  return bad;
+}
+
+__attribute__((target("f16c"))) float f16c_decode(std::uint16_t h) { return _cvtsh_ss(h); }
+
+}  // namespace
+
+TEST_CASE("decode_batch == the scalar decode on every code of every 8- and 16-bit preset") {
+  for (const Format& f : preset_formats()) {
+    if (f.storage_bits > 16) continue;
+    CAPTURE(f.name);
+    for (const int rounds : {1, 4}) {  // value by value, then the table
+      CAPTURE(rounds);
+      CHECK((f.storage_bits == 8 ? mismatches<std::uint8_t>(f, rounds) : mismatches<std::uint16_t>(f, rounds)) == 0);
+    }
+  }
+}
+
+TEST_CASE("decode_batch of fp16 and bf16 == F16C and float32's top half, every non-NaN code") {
+  const std::vector<std::uint16_t> codes = every_code<std::uint16_t>(formats::fp16, 4);
+  std::vector<float> fp16(codes.size());
+  std::vector<float> bf16(codes.size());
+  decode_batch(std::span<const std::uint16_t>(codes), formats::fp16, fp16);
+  decode_batch(std::span<const std::uint16_t>(codes), formats::bf16, bf16);
+  const bool have_f16c = __builtin_cpu_supports("f16c");
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const float bf16_expected = std::bit_cast<float>(std::uint32_t{codes[i]} << 16);
+    if (!std::isnan(bf16_expected)) bad += std::bit_cast<std::uint32_t>(bf16[i]) != std::bit_cast<std::uint32_t>(bf16_expected);
+    if (have_f16c && !std::isnan(fp16[i])) {
+      bad += std::bit_cast<std::uint32_t>(fp16[i]) != std::bit_cast<std::uint32_t>(f16c_decode(codes[i]));
+    }
+  }
+  CHECK(bad == 0);
+  if (!have_f16c) MESSAGE("SKIPPED: this CPU has no F16C; fp16 checked against the scalar decode only");
+}
+
+TEST_CASE("decode_batch of the 32-bit presets and bad calls") {
+  const std::vector<std::uint32_t> tf32 = {0x3F800000u, 0x3F801FFFu, 0xFF800000u, 0x00002000u, 0x7F7FE000u};
+  std::vector<float> out(tf32.size());
+  decode_batch(std::span<const std::uint32_t>(tf32), formats::tf32, out);
+  // The 13 padding bits are not part of the code.
+  CHECK(out[0] == 1.0f);
+  CHECK(out[1] == 1.0f);
+  CHECK(out[2] == -INFINITY);
+  CHECK(out[3] == std::ldexp(1.0f, -136));
+  CHECK(out[4] == std::bit_cast<float>(0x7F7FE000u));
+
+  const std::vector<std::uint8_t> one = {0};
+  std::vector<float> none;
+  CHECK_THROWS_AS(decode_batch(std::span<const std::uint8_t>(one), formats::e4m3, none), std::invalid_argument);
+  CHECK_THROWS_AS(decode_batch(std::span<const std::uint8_t>(one), formats::fp16, out), std::invalid_argument);
+  const std::vector<std::uint32_t> word = {0};
+  // Biased down by 27, its top binades lie above float32's.
+  CHECK_THROWS_AS(decode_batch(std::span<const std::uint32_t>(word), format_from_string("e8m23_b100"), out),
+                  std::invalid_argument);
+}
