@@ -51,7 +51,7 @@ std::function<int()> setup_hw(CLI::App& hw) {
 
 const bool registered = register_command({
     "hw",
-    "run conversions and tensor-core instructions on the GPU against the emulator (info, convert, mma, probe)",
+    "run conversions, tensor-core instructions, cuBLASLt GEMMs and a training step on the GPU against the emulator",
     90,
     setup_hw,
 });
