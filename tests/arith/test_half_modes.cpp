@@ -3,8 +3,8 @@
 // on every operand; the default policy otherwise (nosat, keep subnormals).
 // 10^8 operations in all, a few seconds on two cores.
 //
-// The CPU's answer: the operation in double, the double converted to float,
-// and the float rounded to the format. fp16's last step is F16C (vcvtps2ph,
+// The CPU's answer, bits and inexact flag: the operation in double, the
+// double converted to float, and the float rounded to the format. fp16's last step is F16C (vcvtps2ph,
 // its rounding immediate); bf16's codes are the top 16 bits of floats, so its
 // last step keeps the top half of the float, adjusted by the rounding's rule
 // on the low half.
@@ -77,13 +77,16 @@ bool directed(Rounding r) { return r == Rounding::rtz || r == Rounding::rup || r
 constexpr unsigned kInexact = 0x20;  // MXCSR's precision flag
 
 // The value op() computes in the thread's rounding mode, rounded to odd when
-// `odd`: its low bit set when the operation was inexact.
+// `odd`: its low bit set when the operation was inexact. Sets `inexact` when
+// the step was.
 template <typename Op>
-auto rounded(bool odd, Op op) {
+auto rounded(bool odd, Op op, bool& inexact) {
   _mm_setcsr(_mm_getcsr() & ~kInexact);
   const volatile auto r = op();
+  const bool lost = (_mm_getcsr() & kInexact) != 0;
+  inexact = inexact || lost;
   auto bits = std::bit_cast<std::conditional_t<sizeof r == 8, std::uint64_t, std::uint32_t>>(r);
-  if (odd && (_mm_getcsr() & kInexact) != 0) bits |= 1;
+  if (odd && lost) bits |= 1;
   return std::bit_cast<std::remove_cv_t<decltype(r)>>(bits);
 }
 
@@ -103,7 +106,7 @@ bool fp16_tie(float x) {
 
 // The float rounded to fp16 in the mode (rto reads the inexact flag of the
 // toward-zero conversion; rna breaks F16C's ties away from zero).
-std::uint16_t fp16_round(float x, const Mode& m) {
+std::uint16_t fp16_rounding(float x, const Mode& m) {
   switch (m.rounding) {
     case Rounding::rtz: return f16c_round<_MM_FROUND_TO_ZERO>(x);
     case Rounding::rup: return f16c_round<_MM_FROUND_TO_POS_INF>(x);
@@ -121,12 +124,22 @@ std::uint16_t fp16_round(float x, const Mode& m) {
   }
 }
 
+// The same, setting `inexact` from F16C's inexact flag.
+std::uint16_t fp16_round(float x, const Mode& m, bool& inexact) {
+  _mm_setcsr(_mm_getcsr() & ~kInexact);
+  const volatile std::uint16_t bits = fp16_rounding(x, m);
+  inexact = inexact || (_mm_getcsr() & kInexact) != 0;
+  return bits;
+}
+
 // The float rounded to bf16 in the mode (not for NaN); a carry out of the
-// low half steps the code one up in magnitude, from max to inf.
-std::uint16_t bf16_round(float x, const Mode& m) {
+// low half steps the code one up in magnitude, from max to inf. Inexact when
+// the low half is not zero.
+std::uint16_t bf16_round(float x, const Mode& m, bool& inexact) {
   const auto u = std::bit_cast<std::uint32_t>(x);
   const bool negative = (u >> 31) != 0;
   const std::uint32_t low = u & 0xFFFF;
+  inexact = inexact || low != 0;
   switch (m.rounding) {
     case Rounding::rtz: return static_cast<std::uint16_t>(u >> 16);
     case Rounding::rup: return static_cast<std::uint16_t>((u >> 16) + (low != 0 && !negative ? 1 : 0));
@@ -162,13 +175,16 @@ Conversion library_apply(Op op, const Format& f, std::uint64_t a, std::uint64_t 
   return {};
 }
 
-// Whether the library's bits are the CPU's, NaN matching any NaN (payload
+// Whether the library's result is the CPU's: the bits, and the inexact flag
+// (any step of the CPU's chain inexact: the exact value is a point of the
+// format exactly when every step is exact). A NaN matches any NaN (payload
 // rules are proven against the Boost reference and the conversion oracles).
-bool same(const Format& f, std::uint64_t got, std::uint64_t want) {
-  return got == want || (classify(f, got) == ValueClass::nan && classify(f, want) == ValueClass::nan);
+bool same(const Format& f, const Conversion& got, std::uint16_t want, bool inexact) {
+  if (classify(f, got.bits) == ValueClass::nan) return classify(f, want) == ValueClass::nan;
+  return got.bits == want && got.flags.has(Flag::inexact) == inexact;
 }
 
-// round(x) is the CPU's rounding of a float to the format in the mode.
+// round(x, m, inexact) is the CPU's rounding of a float to the format.
 template <typename Round>
 void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, std::uint64_t seed) {
   std::vector<double> value(65536);
@@ -180,20 +196,22 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
     // The CPU's answer from the double step's result; the caller's thread
     // is in the mode.
     const bool odd = !directed(m.rounding);
-    const auto cpu = [&](double wide) {
+    const auto cpu = [&](double wide, bool& inexact) {
       const volatile double v = wide;
-      return round(rounded(odd, [&] { return static_cast<float>(v); }), m);
+      return round(rounded(odd, [&] { return static_cast<float>(v); }, inexact), m, inexact);
     };
     const auto in_mode = [&] { return std::fesetround(m.fenv); };
     auto result = parallel_check(kCases, in_mode, [&](int, std::uint64_t i, std::string& what) {
       const std::uint64_t a = ops.pick(seed, i, 0), b = ops.pick(seed, i, 1), c = ops.pick(seed, i, 2);
       for (Op op : kOps) {
-        const std::uint64_t got = library_apply(op, f, a, b, c, p).bits;
+        const Conversion got = library_apply(op, f, a, b, c, p);
         const volatile double x = value[a], y = value[b], z = value[c];
-        const std::uint16_t want = cpu(rounded(odd, [&] { return cpu_apply(op, x, y, z); }));
-        if (same(f, got, want)) continue;
+        bool inexact = false;
+        const std::uint16_t want = cpu(rounded(odd, [&] { return cpu_apply(op, x, y, z); }, inexact), inexact);
+        if (same(f, got, want, inexact)) continue;
         what = f.name + " " + m.name + " op " + std::to_string(static_cast<int>(op)) + " " + hex(a) + " " + hex(b) +
-               " " + hex(c) + ": got " + hex(got) + ", cpu " + hex(want);
+               " " + hex(c) + ": got " + hex(got.bits) + " " + describe(got.flags) + ", cpu " + hex(want) +
+               (inexact ? " inexact" : "");
         return false;
       }
       return true;
@@ -201,11 +219,12 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
     CHECK_MESSAGE(result.count == 0, result.count, " mismatches; first: ",
                   result.examples.empty() ? "" : result.examples.front());
     result = parallel_check(65536, in_mode, [&](int, std::uint64_t a, std::string& what) {
-      const std::uint64_t got = sqrt(f, a, p).bits;
+      const Conversion got = sqrt(f, a, p);
       const volatile double x = value[a];
-      const std::uint16_t want = cpu(rounded(odd, [&] { return std::sqrt(x); }));
-      if (same(f, got, want)) return true;
-      what = f.name + " " + m.name + " sqrt " + hex(a) + ": got " + hex(got) + ", cpu " + hex(want);
+      bool inexact = false;
+      const std::uint16_t want = cpu(rounded(odd, [&] { return std::sqrt(x); }, inexact), inexact);
+      if (same(f, got, want, inexact)) return true;
+      what = f.name + " " + m.name + " sqrt " + hex(a) + ": got " + hex(got.bits) + ", cpu " + hex(want);
       return false;
     });
     CHECK_MESSAGE(result.count == 0, result.count, " sqrt mismatches; first: ",
