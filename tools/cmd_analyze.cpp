@@ -275,6 +275,7 @@ class Analyzer {
       std::optional<ScaledConversion> scaled;
       std::optional<BlockScaledConversion> blocked;
       std::optional<ScaledConversion> at_best;  // only when it differs from `scaled`; flags only
+      std::optional<std::uint64_t> best_underflow;  // read off the input summary instead of at_best
       std::optional<int> best;
       std::vector<ConversionStats> scaled_stats, best_stats;
       std::vector<BlockTotals> block_totals;
@@ -320,14 +321,16 @@ class Analyzer {
       progress.update(done += c.size());
     }, threads_);
 
-    // Pass 2: what needs the amax: its scale, and the underflow at the best power of two.
+    // Pass 2: what needs the amax: its scale, and the underflow at the best
+    // power of two where the input summary cannot tell it.
     bool second_pass = false;
     for (std::size_t f = 0; f < formats_.size(); ++f) {
       PerFormat& p = per_format[f];
       p.best = best_pow2_exponent(input.amax, formats_[f]);
       if (scale_needs_amax) p.scaled.emplace(formats_[f], policy_, scale_for(scale_, input.amax, formats_[f]), args_.seed);
       if (p.best && (!p.scaled || p.scaled->scale() != std::ldexp(1.0f, *p.best))) {
-        p.at_best.emplace(formats_[f], policy_, std::ldexp(1.0f, *p.best), args_.seed);
+        p.best_underflow = underflow_at_pow2_scale(input, formats_[f], policy_, *p.best, info.dtype.storage_bits == 64);
+        if (!p.best_underflow) p.at_best.emplace(formats_[f], policy_, std::ldexp(1.0f, *p.best), args_.seed);
       }
       second_pass = second_pass || scale_needs_amax || p.at_best;
     }
@@ -365,9 +368,10 @@ class Analyzer {
       }
       if (p.best) {
         const ConversionStats& at_best = p.at_best ? best : stats;
+        const std::uint64_t underflow = p.best_underflow.value_or(at_best.underflow_to_zero);
         r.measures.emplace_back("best_pow2_scale", std::ldexp(1.0, *p.best));
         r.measures.emplace_back("underflow_at_best_pow2_scale",
-                                at_best.values ? static_cast<double>(at_best.underflow_to_zero) / static_cast<double>(at_best.values) : 0.0);
+                                input.values ? static_cast<double>(underflow) / static_cast<double>(input.values) : 0.0);
       }
       results_.push_back(std::move(r));
       if (keep_blocks) {

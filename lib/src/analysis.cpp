@@ -199,6 +199,14 @@ int binade_of(Bits magnitude) {
   return (1 - Bias - Mantissa) + (static_cast<int>(sizeof(Bits) * 8) - 1 - std::countl_zero(magnitude));
 }
 
+// Whether a nonzero finite magnitude is a power of two: no fraction bits
+// (normal), or a single bit (subnormal).
+template <typename Bits, int Mantissa>
+bool is_power_of_two(Bits magnitude) {
+  constexpr Bits fraction = (Bits{1} << Mantissa) - 1;
+  return (magnitude >> Mantissa) != 0 ? (magnitude & fraction) == 0 : std::has_single_bit(magnitude);
+}
+
 }  // namespace
 
 void InputSummary::add(std::span<const float> x) {
@@ -212,7 +220,9 @@ void InputSummary::add(std::span<const float> x) {
       ++zero;
     } else {
       amax_bits = std::max(amax_bits, m);  // finite magnitudes order as their bits
-      ++binade_count[static_cast<std::size_t>(binade_of<std::uint32_t, 23, 127>(m) - min_binade)];
+      const auto b = static_cast<std::size_t>(binade_of<std::uint32_t, 23, 127>(m) - min_binade);
+      ++binade_count[b];
+      power_of_two_count[b] += is_power_of_two<std::uint32_t, 23>(m);
     }
   }
   values += x.size();
@@ -229,7 +239,9 @@ void InputSummary::add(std::span<const double> x) {
       ++zero;
     } else {
       amax = std::max(amax, std::abs(v));
-      ++binade_count[static_cast<std::size_t>(binade_of<std::uint64_t, 52, 1023>(m) - min_binade)];
+      const auto b = static_cast<std::size_t>(binade_of<std::uint64_t, 52, 1023>(m) - min_binade);
+      ++binade_count[b];
+      power_of_two_count[b] += is_power_of_two<std::uint64_t, 52>(m);
     }
   }
   values += x.size();
@@ -241,8 +253,36 @@ InputSummary& InputSummary::operator+=(const InputSummary& o) {
   inf += o.inf;
   zero += o.zero;
   amax = std::max(amax, o.amax);
-  for (std::size_t b = 0; b < binade_count.size(); ++b) binade_count[b] += o.binade_count[b];
+  for (std::size_t b = 0; b < binade_count.size(); ++b) {
+    binade_count[b] += o.binade_count[b];
+    power_of_two_count[b] += o.power_of_two_count[b];
+  }
   return *this;
+}
+
+std::uint64_t InputSummary::at_most_power_of_two(int e) const {
+  if (e < min_binade) return 0;
+  if (e > max_binade) return values - zero - nan - inf;
+  const auto top = static_cast<std::size_t>(e - min_binade);
+  std::uint64_t n = power_of_two_count[top];
+  for (std::size_t b = 0; b < top; ++b) n += binade_count[b];
+  return n;
+}
+
+std::optional<std::uint64_t> underflow_at_pow2_scale(const InputSummary& in, const Format& f, const Policy& p, int k,
+                                                     bool float64_input) {
+  if (p.rounding != Rounding::rne || p.subnormals != Subnormals::keep || !f.has_subnormals || f.mantissa_bits == 0) {
+    return std::nullopt;
+  }
+  const int half_min_subnormal = f.min_exponent() - f.mantissa_bits - 1;
+  // The product x * 2^k in the input's precision: exact unless it falls
+  // below that precision's normal range, where it rounds (to zero at or
+  // below half its smallest subnormal, 2^-150 or 2^-1075).
+  const int lowest_normal = float64_input ? -1022 : -126;
+  const int zero_product = float64_input ? -1075 : -150;
+  if (k < 0 && half_min_subnormal < lowest_normal) return std::nullopt;
+  const std::uint64_t tiny = in.at_most_power_of_two(half_min_subnormal - k);
+  return k < 0 ? tiny - in.at_most_power_of_two(zero_product - k) : tiny;
 }
 
 std::map<int, std::uint64_t> InputSummary::binades() const {

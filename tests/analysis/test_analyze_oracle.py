@@ -264,3 +264,33 @@ def test_real_minilm_weights(fmtcheck, tmp_path, repo_root):
         for fmt in FORMATS:
             check(df, name, fmt, oracle.analyze(t, fmt))
         check_hist(hist, name, t)
+
+
+@pytest.mark.parametrize("amax", [1.0, 2.0**20, 3.0e38])
+def test_underflow_at_best_pow2_scale_boundaries(fmtcheck, tmp_path, amax):
+    # Values at, just above and just below the two edges of "underflows at the best
+    # power-of-two scale 2^k": |x| * 2^k at half the format's smallest subnormal (the
+    # tie goes to zero) and, for k < 0, the float32 product's own underflow to zero at
+    # 2^-150. fmtcheck reads these counts off its input histogram where it can; numpy
+    # converts.
+    edges = set()
+    for fmt in FORMATS:
+        k = oracle.best_pow2_exponent(amax, fmt)
+        half_sub = float(oracle.finfo(fmt).smallest_subnormal) / 2
+        for e in [half_sub * 2.0**-k, 2.0**(-150 - k)]:
+            if 2.0**-149 <= e < 3e38:
+                edges.add(e)
+    v = []
+    for e in sorted(edges):
+        e32 = np.float32(e)
+        v += [e32, np.nextafter(e32, np.float32(np.inf)), np.nextafter(e32, np.float32(0)), e32 * np.float32(1.5),
+              e32 / np.float32(2)]
+    x = np.array(v + [amax, -amax, 0.0], dtype=np.float32)
+    x = np.concatenate([x, -x[:-3]])
+    np.save(tmp_path / "x.npy", x)
+    df, _ = run_csv(fmtcheck, tmp_path, tmp_path / "x.npy", "--formats", ",".join(FORMATS))
+    for fmt in FORMATS:
+        want = oracle.analyze(x, fmt)
+        assert 0 < want["underflow_at_best_pow2_scale"] < 1 or fmt == "bf16", fmt  # the edges are in play
+        check(df, "x", fmt, {"best_pow2_scale": want["best_pow2_scale"],
+                             "underflow_at_best_pow2_scale": want["underflow_at_best_pow2_scale"]})

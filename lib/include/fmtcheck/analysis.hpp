@@ -28,15 +28,31 @@ struct InputSummary {
   std::uint64_t inf = 0;
   std::uint64_t zero = 0;
   double amax = 0;  // largest finite |x|
-  // binade_count[b - min_binade]: how many nonzero finite x have floor(log2 |x|) == b.
+  // binade_count[b - min_binade]: how many nonzero finite x have floor(log2 |x|) == b;
+  // power_of_two_count[b - min_binade]: how many of them are exactly +-2^b.
   std::vector<std::uint64_t> binade_count = std::vector<std::uint64_t>(max_binade - min_binade + 1);
+  std::vector<std::uint64_t> power_of_two_count = std::vector<std::uint64_t>(max_binade - min_binade + 1);
 
   void add(std::span<const float> x);
   void add(std::span<const double> x);
   InputSummary& operator+=(const InputSummary& o);
   // The binades that occur -> how many values each.
   [[nodiscard]] std::map<int, std::uint64_t> binades() const;
+  // How many nonzero finite x have |x| <= 2^e.
+  [[nodiscard]] std::uint64_t at_most_power_of_two(int e) const;
 };
+
+// How many values underflow to zero when the tensor is scaled by 2^k and
+// converted to `f`, read off the input summary instead of converting again,
+// where that is exact: round-to-nearest-even with subnormals kept, so that
+// nonzero x goes to zero exactly when |x * 2^k| <= half the smallest
+// subnormal (the tie goes to the even zero), and a product that underflows
+// in the input's own precision (float32, or float64 when `float64_input`)
+// is zero before the conversion and not counted. nullopt where the summary
+// cannot say (other policies; a negative k with a threshold inside float32's
+// subnormal range, where the product itself rounds).
+std::optional<std::uint64_t> underflow_at_pow2_scale(const InputSummary& in, const Format& f, const Policy& p, int k,
+                                                     bool float64_input);
 
 // The largest power of two 2^k with amax * 2^k <= the format's max finite:
 // scaling by it never overflows and underflows the fewest values. k is
