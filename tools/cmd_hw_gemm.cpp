@@ -50,8 +50,9 @@ int run_gemm(const GemmArgs& a) {
     throw UsageError(e.what());
   }
   const DotModel model = model_here(in, device.compute_capability());
-  const std::vector<std::uint32_t> hardware = cuda::run_blaslt_gemm(g, x);
-  const std::string base = fmt::format("cuBLASLt {} M={} N={} K={}", g.name(), a.m, a.n, a.k);
+  std::string split_k;
+  const std::vector<std::uint32_t> hardware = cuda::run_blaslt_gemm(g, x, &split_k);
+  const std::string base = fmt::format("cuBLASLt {} M={} N={} K={} ({})", g.name(), a.m, a.n, a.k, split_k);
 
   // FAST_ACCUM and non-FP8 GEMMs: the whole K on the tensor core. Otherwise
   // the candidates in turn; the first without a difference explains it.

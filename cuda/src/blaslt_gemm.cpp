@@ -54,7 +54,7 @@ void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const T& v, c
 
 }  // namespace
 
-std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x) {
+std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x, std::string* split_k) {
   check_gemm(g, x);
   require_device();
   const std::size_t m = x.m, n = x.n, k = x.k;
@@ -107,11 +107,19 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   int count = 0;
   check_lt(cublasLtMatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, 1, &found, &count), "heuristic");
   if (count == 0) throw std::runtime_error("cuBLASLt has no algorithm for " + g.name() + " on this GPU");
-  // K summed in order within one kernel: no split-K.
+  // K summed in order within one kernel: no split-K, unless the algorithm
+  // cuBLASLt chose cannot do without (then its own choice runs, and says so).
+  const cublasLtMatmulAlgo_t chosen = found.algo;
   const std::int32_t one_slice = 1;
-  check_lt(cublasLtMatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
-                                                sizeof(one_slice)),
-           "split-K off");
+  cublasLtMatmulHeuristicResult_t checked{};
+  if (cublasLtMatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
+                                           sizeof(one_slice)) != CUBLAS_STATUS_SUCCESS ||
+      cublasLtMatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &found.algo, &checked) != CUBLAS_STATUS_SUCCESS) {
+    found.algo = chosen;
+    if (split_k) *split_k = "cuBLASLt's own split-K (switching it off was refused)";
+  } else if (split_k) {
+    *split_k = "split-K off";
+  }
   const float alpha = 1.0f, beta = fp8_out ? 0.0f : 1.0f;
   check_lt(cublasLtMatmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h,
                           &found.algo, workspace.get(), workspace_bytes, nullptr),

@@ -40,9 +40,11 @@ struct GemmOperands {
 void check_gemm(const BlasLtGemm& g, const GemmOperands& x);
 
 // D (row-major M×N, container bits of g.output) from cuBLASLt on device 0,
-// with split-K switched off so that K is summed in order. Throws
+// with split-K switched off so that K is summed in order (where cuBLASLt
+// refuses, its own choice runs); *split_k, when given, says which. Throws
 // std::runtime_error when cuBLASLt has no algorithm for it on this GPU.
-std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x);
+std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x,
+                                           std::string* split_k = nullptr);
 
 // The emulator's D for the same GEMM under `model`, chunks of promote_every
 // elements promoted into fp32 (0: none, as FAST_ACCUM); for an e4m3 output
