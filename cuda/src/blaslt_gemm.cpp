@@ -4,17 +4,28 @@
 // both operands K-major), so every type runs as: A given as K×M (row-major
 // M×K, transposed by the op), B as K×N (column n's K values one after
 // another), C and D as M×N column-major; the host transposes B, C and D.
+#include "fmtcheck/cuda/blaslt_gemm.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#ifndef FMTCHECK_HAS_CUBLASLT
+namespace fmtcheck::cuda {
+
+std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x, std::string*) {
+  check_gemm(g, x);
+  throw std::runtime_error("this build has no cuBLASLt (the CUDA toolkit it was built with lacks it)");
+}
+
+}  // namespace fmtcheck::cuda
+#else
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstring>
-#include <memory>
-#include <stdexcept>
-#include <string>
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
-#include "fmtcheck/cuda/blaslt_gemm.hpp"
 #include "fmtcheck/cuda/device.hpp"
 
 namespace fmtcheck::cuda {
@@ -137,3 +148,4 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
 }
 
 }  // namespace fmtcheck::cuda
+#endif
