@@ -34,8 +34,12 @@ seconds() {  # wall seconds of a command, output discarded
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-cat "$file" > /dev/null  # into the page cache
+evict() {  # drops this file's pages from the page cache (its own pages only)
+  "$python" -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$file"
+}
 cold=$(for _ in $(seq "$repeats"); do seconds dd if="$file" of=/dev/null bs=16M iflag=direct; done | median)
+cold_analyze=$(for _ in $(seq "$repeats"); do evict; seconds "$cli" analyze "$file"; done | median)
+cat "$file" > /dev/null  # into the page cache
 warm=$(for _ in $(seq "$repeats"); do seconds cat "$file"; done | median)
 analyze=$(for _ in $(seq "$repeats"); do seconds "$cli" analyze "$file"; done | median)
 one=$(for _ in $(seq "$repeats"); do seconds "$cli" analyze "$file" --threads 1; done | median)
@@ -43,6 +47,7 @@ one=$(for _ in $(seq "$repeats"); do seconds "$cli" analyze "$file" --threads 1;
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-36s %8s %14s %14s\n' "median of $repeats" seconds "/ cold read" "/ warm read"
 for row in "read once, cold (dd iflag=direct):$cold" "read once, warm (cat):$warm" \
+           "fmtcheck analyze, file not cached:$cold_analyze" \
            "fmtcheck analyze (all cores):$analyze" "fmtcheck analyze --threads 1:$one"; do
   name=${row%:*}
   t=${row##*:}
