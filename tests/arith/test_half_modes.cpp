@@ -1,7 +1,8 @@
-// fp16 and bf16 in rtz, rup, rdn, rne, rna and rto against the CPU: add,
-// sub, mul, div and fma on random and boundary operands (operands.hpp), sqrt
-// on every operand; the default policy otherwise (nosat, keep subnormals).
-// 10^8 operations in all, a few seconds on two cores.
+// fp16 and bf16 in rtz, rup, rdn, rne, rna, rto and sr (8 random bits, drawn
+// per case) against the CPU, bits and the inexact flag: add, sub, mul, div
+// and fma on random and boundary operands (operands.hpp), sqrt on every
+// operand; the default policy otherwise (nosat, keep subnormals).
+// 1.17 x 10^8 operations in all, seconds on two cores.
 //
 // The CPU's answer, bits and inexact flag: the operation in double, the
 // double converted to float, and the float rounded to the format. fp16's last step is F16C (vcvtps2ph,
@@ -33,7 +34,15 @@
 // Float has 13 more bits than fp16 (fp16 lies in float's normal range) and
 // 16 more than bf16 (subnormals included); beyond G's max, x above the
 // midpoint max + ulp/2 stays above it (float's max and the saturating
-// toward-zero overflow are above both midpoints). The inexact flag is read
+// toward-zero overflow are above both midpoints).
+//
+// sr: the double and float steps round toward zero, which keeps the bits of x
+// below the format's last place exact down to 2^-8 of it (nesting again, as
+// float has 13 and 16 more bits than fp16 and bf16); the last step adds the
+// random bits to those 8 bits. Only bf16's 2^128 (max plus its last place) is
+// not a float: from there the answer is inf, said before the float step.
+//
+// The inexact flag is read
 // from MXCSR around volatile accesses so that the compiler cannot move the
 // arithmetic across the read.
 //
@@ -61,7 +70,7 @@ using namespace fmtcheck::testing;
 namespace {
 
 // Cases per format and mode; each checks add, sub, mul, div and fma, so
-// 2 formats x 6 modes x 5 operations x kCases = 10^8 operations in all.
+// 2 formats x 7 modes x 5 operations x kCases = 1.17 x 10^8 operations.
 constexpr std::uint64_t kCases = 1'666'667;
 
 struct Mode {
@@ -71,8 +80,14 @@ struct Mode {
 };
 constexpr Mode kModes[] = {{Rounding::rtz, FE_TOWARDZERO, "rtz"}, {Rounding::rup, FE_UPWARD, "rup"},
                            {Rounding::rdn, FE_DOWNWARD, "rdn"},   {Rounding::rne, FE_TOWARDZERO, "rne"},
-                           {Rounding::rna, FE_TOWARDZERO, "rna"}, {Rounding::rto, FE_TOWARDZERO, "rto"}};
-bool directed(Rounding r) { return r == Rounding::rtz || r == Rounding::rup || r == Rounding::rdn; }
+                           {Rounding::rna, FE_TOWARDZERO, "rna"}, {Rounding::rto, FE_TOWARDZERO, "rto"},
+                           {Rounding::sr, FE_TOWARDZERO, "sr"}};
+// The modes whose double and float steps round to odd (the others round
+// in the thread's direction).
+bool to_odd(Rounding r) { return r == Rounding::rne || r == Rounding::rna || r == Rounding::rto; }
+// sr's random bits, drawn per case; below fp16's and bf16's last place float
+// has 13 and 16 bits, more than these 8.
+constexpr int kRandomBits = 8;
 
 constexpr unsigned kInexact = 0x20;  // MXCSR's precision flag
 
@@ -105,8 +120,10 @@ bool fp16_tie(float x) {
 }
 
 // The float rounded to fp16 in the mode (rto reads the inexact flag of the
-// toward-zero conversion; rna breaks F16C's ties away from zero).
-std::uint16_t fp16_rounding(float x, const Mode& m) {
+// toward-zero conversion; rna breaks F16C's ties away from zero; sr adds the
+// random bits to the 8 bits below the last place of x, which the toward-zero
+// steps kept exact).
+std::uint16_t fp16_rounding(float x, const Mode& m, std::uint32_t random) {
   switch (m.rounding) {
     case Rounding::rtz: return f16c_round<_MM_FROUND_TO_ZERO>(x);
     case Rounding::rup: return f16c_round<_MM_FROUND_TO_POS_INF>(x);
@@ -120,22 +137,31 @@ std::uint16_t fp16_rounding(float x, const Mode& m) {
     case Rounding::rna:
       if (fp16_tie(x)) return f16c_round<_MM_FROUND_TO_ZERO>(x) + 1;  // one code up in magnitude (max + 1 is inf)
       return f16c_round<_MM_FROUND_TO_NEAREST_INT>(x);
+    case Rounding::sr: {
+      const std::uint16_t low = f16c_round<_MM_FROUND_TO_ZERO>(x);
+      const float low_value = f16c_widen(low);
+      // The last place at low, signed like x; past max it is max's (2^5).
+      const bool at_max = (low & 0x7FFF) == 0x7BFF;
+      const float ulp = at_max ? std::copysign(32.0f, x) : f16c_widen(low + 1) - low_value;
+      const float below = std::floor((x - low_value) / ulp * (1 << kRandomBits));  // exact: Sterbenz, powers of 2
+      return low + (below + static_cast<float>(random) >= (1 << kRandomBits) ? 1 : 0);
+    }
     default: return f16c_round<_MM_FROUND_TO_NEAREST_INT>(x);
   }
 }
 
 // The same, setting `inexact` from F16C's inexact flag.
-std::uint16_t fp16_round(float x, const Mode& m, bool& inexact) {
+std::uint16_t fp16_round(float x, const Mode& m, std::uint32_t random, bool& inexact) {
   _mm_setcsr(_mm_getcsr() & ~kInexact);
-  const volatile std::uint16_t bits = fp16_rounding(x, m);
+  const volatile std::uint16_t bits = fp16_rounding(x, m, random);
   inexact = inexact || (_mm_getcsr() & kInexact) != 0;
   return bits;
 }
 
 // The float rounded to bf16 in the mode (not for NaN); a carry out of the
 // low half steps the code one up in magnitude, from max to inf. Inexact when
-// the low half is not zero.
-std::uint16_t bf16_round(float x, const Mode& m, bool& inexact) {
+// the low half is not zero. sr adds the random bits to the low half's top 8.
+std::uint16_t bf16_round(float x, const Mode& m, std::uint32_t random, bool& inexact) {
   const auto u = std::bit_cast<std::uint32_t>(x);
   const bool negative = (u >> 31) != 0;
   const std::uint32_t low = u & 0xFFFF;
@@ -146,6 +172,8 @@ std::uint16_t bf16_round(float x, const Mode& m, bool& inexact) {
     case Rounding::rdn: return static_cast<std::uint16_t>((u >> 16) + (low != 0 && negative ? 1 : 0));
     case Rounding::rna: return static_cast<std::uint16_t>((u + 0x8000) >> 16);
     case Rounding::rto: return static_cast<std::uint16_t>((u >> 16) | (low != 0 ? 1 : 0));
+    case Rounding::sr:
+      return static_cast<std::uint16_t>((u >> 16) + ((low >> (16 - kRandomBits)) + random >= (1u << kRandomBits) ? 1 : 0));
     default: return static_cast<std::uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);  // rne
   }
 }
@@ -184,7 +212,7 @@ bool same(const Format& f, const Conversion& got, std::uint16_t want, bool inexa
   return got.bits == want && got.flags.has(Flag::inexact) == inexact;
 }
 
-// round(x, m, inexact) is the CPU's rounding of a float to the format.
+// round(x, m, random, inexact) is the CPU's rounding of a float to the format.
 template <typename Round>
 void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, std::uint64_t seed) {
   std::vector<double> value(65536);
@@ -192,22 +220,35 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
   const Operands ops(f);
   for (const Mode& m : kModes) {
     CAPTURE(m.name);
-    const Policy p{.rounding = m.rounding};
+    // The policy of case i (sr's random bits vary from case to case).
+    const auto policy = [&](std::uint64_t i) {
+      return Policy{.rounding = m.rounding,
+                    .random_bits = static_cast<std::uint32_t>(mix((seed << 40) ^ (i << 2) ^ 3)) & 0xFF,
+                    .random_bit_count = kRandomBits};
+    };
     // The CPU's answer from the double step's result; the caller's thread
     // is in the mode.
-    const bool odd = !directed(m.rounding);
-    const auto cpu = [&](double wide, bool& inexact) {
+    const bool odd = to_odd(m.rounding);
+    const auto cpu = [&](double wide, const Policy& p, bool& inexact) -> std::uint16_t {
+      // From 2^128 (bf16's max plus its last place, beyond float) sr rounds
+      // away from zero whatever the random bits, but the toward-zero float
+      // step would stop at float's max and lose that.
+      if (m.rounding == Rounding::sr && std::isfinite(wide) && std::fabs(wide) >= 0x1p128) {
+        inexact = true;
+        return static_cast<std::uint16_t>(f.infinity_code() | (std::signbit(wide) ? f.sign_bit() : 0));
+      }
       const volatile double v = wide;
-      return round(rounded(odd, [&] { return static_cast<float>(v); }, inexact), m, inexact);
+      return round(rounded(odd, [&] { return static_cast<float>(v); }, inexact), m, p.random_bits, inexact);
     };
     const auto in_mode = [&] { return std::fesetround(m.fenv); };
     auto result = parallel_check(kCases, in_mode, [&](int, std::uint64_t i, std::string& what) {
       const std::uint64_t a = ops.pick(seed, i, 0), b = ops.pick(seed, i, 1), c = ops.pick(seed, i, 2);
+      const Policy p = policy(i);
       for (Op op : kOps) {
         const Conversion got = library_apply(op, f, a, b, c, p);
         const volatile double x = value[a], y = value[b], z = value[c];
         bool inexact = false;
-        const std::uint16_t want = cpu(rounded(odd, [&] { return cpu_apply(op, x, y, z); }, inexact), inexact);
+        const std::uint16_t want = cpu(rounded(odd, [&] { return cpu_apply(op, x, y, z); }, inexact), p, inexact);
         if (same(f, got, want, inexact)) continue;
         what = f.name + " " + m.name + " op " + std::to_string(static_cast<int>(op)) + " " + hex(a) + " " + hex(b) +
                " " + hex(c) + ": got " + hex(got.bits) + " " + describe(got.flags) + ", cpu " + hex(want) +
@@ -219,10 +260,11 @@ void check_format(const Format& f, double (*widen)(std::uint16_t), Round round, 
     CHECK_MESSAGE(result.count == 0, result.count, " mismatches; first: ",
                   result.examples.empty() ? "" : result.examples.front());
     result = parallel_check(65536, in_mode, [&](int, std::uint64_t a, std::string& what) {
+      const Policy p = policy(a);
       const Conversion got = sqrt(f, a, p);
       const volatile double x = value[a];
       bool inexact = false;
-      const std::uint16_t want = cpu(rounded(odd, [&] { return std::sqrt(x); }, inexact), inexact);
+      const std::uint16_t want = cpu(rounded(odd, [&] { return std::sqrt(x); }, inexact), p, inexact);
       if (same(f, got, want, inexact)) return true;
       what = f.name + " " + m.name + " sqrt " + hex(a) + ": got " + hex(got.bits) + ", cpu " + hex(want);
       return false;
