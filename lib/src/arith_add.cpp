@@ -17,7 +17,7 @@ Conversion add(const Unpacked& a_in, const Unpacked& b_in, const Format& to, con
   if (a.is_zero() && b.is_zero()) return round_with(signed_zero(zero_sum_sign(a.sign, b.sign, p.rounding)), to, p, flags);
   if (a.is_zero()) return round_with(b, to, p, flags);
   if (b.is_zero()) return round_with(a, to, p, flags);
-  return round_with(exact_sum(widen(a), widen(b), p.rounding), to, p, flags);
+  return round_with(exact_sum(a, b, p.rounding), to, p, flags);
 }
 
 Conversion sub(const Unpacked& a, const Unpacked& b, const Format& to, const Policy& p) {
