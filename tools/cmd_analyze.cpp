@@ -329,7 +329,7 @@ class Analyzer {
       p.best = best_pow2_exponent(input.amax, formats_[f]);
       if (scale_needs_amax) p.scaled.emplace(formats_[f], policy_, scale_for(scale_, input.amax, formats_[f]), args_.seed);
       if (p.best && (!p.scaled || p.scaled->scale() != std::ldexp(1.0f, *p.best))) {
-        p.best_underflow = underflow_at_pow2_scale(input, formats_[f], policy_, *p.best, info.dtype.storage_bits == 64);
+        p.best_underflow = underflow_at_pow2_scale(input, formats_[f], policy_, *p.best, info.as_double);
         if (!p.best_underflow) p.at_best.emplace(formats_[f], policy_, std::ldexp(1.0f, *p.best), args_.seed);
       }
       second_pass = second_pass || scale_needs_amax || p.at_best;

@@ -1,17 +1,16 @@
-// Fixed-width elements from a memory-mapped file, widened to float32 (or
-// kept as float64). The mapping is private and read-only, read sequentially
+// Fixed-width elements from a memory-mapped file, widened to float32 when
+// float32 holds the format (decode_batch), to double otherwise. The mapping is private and read-only, read sequentially
 // (MADV_SEQUENTIAL), and each chunk's pages are released after use, so a
 // file of any size needs only the chunks in flight.
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
@@ -69,6 +68,36 @@ void BinaryTensorFile::release(std::uint64_t offset, std::uint64_t bytes) const 
   if (end > begin) ::madvise(const_cast<unsigned char*>(map_) + begin, end - begin, MADV_DONTNEED);
 }
 
+namespace {
+
+// Runs `f` with an empty span of the container type of a format of at most 32 bits.
+template <typename F>
+void with_container(const Format& f, F&& run) {
+  switch (f.storage_bits) {
+    case 8: return run(std::uint8_t{});
+    case 16: return run(std::uint16_t{});
+    default: return run(std::uint32_t{});
+  }
+}
+
+// Whether float32 holds every value of `f`, so that its elements can be
+// delivered as float: decode_batch's contract is to refuse the others.
+bool float32_holds(const Format& f) {
+  if (f.storage_bits > 32) return false;
+  bool holds = true;
+  with_container(f, [&](auto code) {
+    try {
+      float none[1];
+      decode_batch(std::span<const decltype(code)>(), f, std::span<float>(none, 0));
+    } catch (const std::invalid_argument&) {
+      holds = false;
+    }
+  });
+  return holds;
+}
+
+}  // namespace
+
 void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool big_endian) {
   const std::uint64_t bytes = info.count * element_bytes(info.dtype);
   if (info.count != 0 && bytes / info.count != element_bytes(info.dtype)) fail(path_, "tensor '" + info.name + "' is too large");
@@ -76,37 +105,12 @@ void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool bi
     fail(path_, "truncated: tensor '" + info.name + "' needs " + std::to_string(bytes) + " bytes at offset " +
                     std::to_string(offset) + " but the file has " + std::to_string(size_));
   }
+  info.as_double = !float32_holds(info.dtype);
   tensors_.push_back(std::move(info));
   locations_.push_back({offset, big_endian});
 }
 
 namespace {
-
-// Widens container bits to float32 (float64 stays float64). Formats of 16
-// bits or fewer use a table built from the library's exact decoder.
-class ElementDecoder {
- public:
-  explicit ElementDecoder(const Format& f) : format_(f) {
-    if (f.storage_bits <= 16) {
-      table_.resize(std::size_t{1} << f.storage_bits);
-      for (std::size_t bits = 0; bits < table_.size(); ++bits) table_[bits] = static_cast<float>(to_double(f, bits));
-    }
-  }
-  // 64-bit elements (float64) are delivered as double, the rest as float.
-  [[nodiscard]] bool is_wide() const { return format_.storage_bits == 64; }
-  float narrow(std::uint64_t bits) const {
-    if (!table_.empty()) return table_[bits];
-    if (format_ == formats::fp32) return std::bit_cast<float>(static_cast<std::uint32_t>(bits));
-    return static_cast<float>(to_double(format_, bits));
-  }
-  double wide(std::uint64_t bits) const {
-    return format_ == formats::fp64 ? std::bit_cast<double>(bits) : to_double(format_, bits);
-  }
-
- private:
-  Format format_;
-  std::vector<float> table_;
-};
 
 std::uint64_t load(const unsigned char* p, std::size_t bytes, bool big_endian) {
   std::uint64_t v = 0;
@@ -149,9 +153,9 @@ void run_parallel(std::uint64_t count, unsigned threads, const std::function<voi
 
 // Values [first, first + n) stored at `bytes`: a chunk that points into the
 // mapping where they are already native float32 or float64, and into
-// `buffer` otherwise.
+// `buffer` otherwise (float when float32 holds the format, else double).
 TensorChunk decode(const unsigned char* bytes, const Format& dtype, bool big_endian, std::uint64_t first, std::size_t n,
-                   const ElementDecoder& decoder, std::vector<unsigned char>& buffer) {
+                   bool as_float, std::vector<unsigned char>& buffer) {
   const std::size_t width = element_bytes(dtype);
   const bool little = !big_endian || width == 1;
   const auto aligned = [&](std::size_t a) { return reinterpret_cast<std::uintptr_t>(bytes) % a == 0; };
@@ -162,15 +166,25 @@ TensorChunk decode(const unsigned char* bytes, const Format& dtype, bool big_end
   if (little && dtype == formats::fp64 && aligned(alignof(double))) {
     return {first, std::span(reinterpret_cast<const double*>(bytes), n)};
   }
-  if (decoder.is_wide()) {
+  if (!as_float) {
     buffer.resize(n * sizeof(double));
     auto* out = reinterpret_cast<double*>(buffer.data());
-    for (std::size_t i = 0; i < n; ++i) out[i] = decoder.wide(load(bytes + i * width, width, big_endian));
+    for (std::size_t i = 0; i < n; ++i) out[i] = to_double(dtype, load(bytes + i * width, width, big_endian));
     return {first, std::span<const double>(out, n)};
   }
-  buffer.resize(n * sizeof(float));
+  // Codes in native order (copied when swapped or misaligned), then the library's batch decode.
+  buffer.resize(n * (sizeof(float) + width));
   auto* out = reinterpret_cast<float*>(buffer.data());
-  for (std::size_t i = 0; i < n; ++i) out[i] = decoder.narrow(load(bytes + i * width, width, big_endian));
+  with_container(dtype, [&](auto code) {
+    using Code = decltype(code);
+    const Code* codes = reinterpret_cast<const Code*>(bytes);
+    if (!little || !aligned(alignof(Code))) {
+      auto* copy = reinterpret_cast<Code*>(buffer.data() + n * sizeof(float));
+      for (std::size_t i = 0; i < n; ++i) copy[i] = static_cast<Code>(load(bytes + i * width, width, big_endian));
+      codes = copy;
+    }
+    decode_batch(std::span<const Code>(codes, n), dtype, std::span<float>(out, n));
+  });
   return {first, std::span<const float>(out, n)};
 }
 
@@ -181,13 +195,13 @@ void BinaryTensorFile::for_each_chunk(std::size_t index, std::size_t chunk_size,
   const TensorInfo& info = tensors_.at(index);
   const Location& where = locations_.at(index);
   const std::size_t width = element_bytes(info.dtype);
-  const ElementDecoder decoder(info.dtype);
+  const bool as_float = !info.as_double;
   const std::uint64_t chunks = (info.count + chunk_size - 1) / chunk_size;
   run_parallel(chunks, threads, [&](std::uint64_t c) {
     thread_local std::vector<unsigned char> buffer;
     const std::uint64_t first = c * chunk_size;
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, info.count - first));
-    consume(decode(map_ + where.offset + first * width, info.dtype, where.big_endian, first, n, decoder, buffer));
+    consume(decode(map_ + where.offset + first * width, info.dtype, where.big_endian, first, n, as_float, buffer));
     release(where.offset + first * width, n * width);
   });
 }

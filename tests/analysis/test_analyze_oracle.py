@@ -294,3 +294,15 @@ def test_underflow_at_best_pow2_scale_boundaries(fmtcheck, tmp_path, amax):
         assert 0 < want["underflow_at_best_pow2_scale"] < 1 or fmt == "bf16", fmt  # the edges are in play
         check(df, "x", fmt, {"best_pow2_scale": want["best_pow2_scale"],
                              "underflow_at_best_pow2_scale": want["underflow_at_best_pow2_scale"]})
+
+
+def test_raw_format_wider_than_float32(fmtcheck, tmp_path):
+    # e9m6 (bias 255) reaches 2^255: its values cannot go through float32 and are
+    # measured as float64. Codes and values worked out by hand.
+    codes = np.array([(455 << 6) | 32, 55 << 6, (255 << 6) | 1, 0x8000 | (455 << 6) | 32], dtype="<u2")
+    x = np.array([1.5 * 2.0**200, 2.0**-200, 1 + 2.0**-6, -1.5 * 2.0**200])
+    (tmp_path / "w.bin").write_bytes(codes.tobytes())
+    df, hist = run_csv(fmtcheck, tmp_path, tmp_path / "w.bin", "--dtype", "e9m6", "--formats", "bf16,e4m3")
+    for fmt in ["bf16", "e4m3"]:
+        check(df, "w", fmt, oracle.analyze(x, fmt))
+    check_hist(hist, "w", x)

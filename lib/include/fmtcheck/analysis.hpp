@@ -47,7 +47,8 @@ struct InputSummary {
 // where that is exact: round-to-nearest-even with subnormals kept, so that
 // nonzero x goes to zero exactly when |x * 2^k| <= half the smallest
 // subnormal (the tie goes to the even zero), and a product that underflows
-// in the input's own precision (float32, or float64 when `float64_input`)
+// in the input's own precision (float32, or float64 when `float64_input`:
+// the tensor arrives as double, see TensorInfo::as_double)
 // is zero before the conversion and not counted. nullopt where the summary
 // cannot say (other policies; a negative k with a threshold inside float32's
 // subnormal range, where the product itself rounds).

@@ -29,6 +29,7 @@ struct TensorInfo {
   Format dtype;                        // how the elements are stored (fp32, bf16, e4m3, ...)
   std::vector<std::uint64_t> shape;
   std::uint64_t count = 0;             // number of elements
+  bool as_double = false;              // chunks carry double (a format float32 cannot hold), not float
 };
 
 // What a file cannot say about itself.
@@ -41,9 +42,9 @@ struct ReadOptions {
   std::string column;  // CSV: header name or 0-based index; empty = the first column
 };
 
-// A run of consecutive values of one tensor. float64 tensors arrive as
-// double, so that they are analysed exactly; every other format widens to
-// float32 exactly and arrives as float.
+// A run of consecutive values of one tensor. Formats float32 holds (every
+// preset but fp64) widen to float32 exactly and arrive as float; float64 and
+// wider user formats arrive as double, so that they are analysed exactly.
 struct TensorChunk {
   std::uint64_t first = 0;  // index of the first value in the tensor
   std::variant<std::span<const float>, std::span<const double>> values;
