@@ -62,12 +62,15 @@ int run_train(const TrainArgs& a) {
   Table table({"step", "loss_scale_hw", "loss_scale_emu", "skipped_hw", "skipped_emu", "underflow_hw",
                "underflow_emu", "overflow_hw", "overflow_emu", "loss_hw", "loss_emu", "weights_differing", "agree"});
   cuda::Mlp mlp = cuda::initial_mlp(a.seed);
-  cuda::GradScaler scaler{a.init_scale, a.growth_interval, 0};
+  GradScalerConfig scaler_config;
+  scaler_config.init_scale = a.init_scale;
+  scaler_config.growth_interval = a.growth_interval;
+  GradScaler scaler(scaler_config);
   std::size_t disagreeing = 0, skipped = 0;
   float last_loss = 0;
   for (std::size_t step = 0; step < a.steps; ++step) {
     cuda::Mlp replayed = mlp;
-    cuda::GradScaler replayed_scaler = scaler;
+    GradScaler replayed_scaler = scaler;
     const std::size_t first = step * a.batch;
     const cuda::StepResult hw = cuda::train_step(hardware, config, data, first, mlp, scaler);
     const cuda::StepResult emu = cuda::train_step(emulator, config, data, first, replayed, replayed_scaler);
@@ -75,7 +78,7 @@ int run_train(const TrainArgs& a) {
                                 differing_bits(mlp.w2, replayed.w2) + differing_bits(mlp.b2, replayed.b2);
     const bool agree = weights == 0 && std::bit_cast<std::uint32_t>(hw.loss) == std::bit_cast<std::uint32_t>(emu.loss) &&
                        hw.skipped == emu.skipped && hw.underflow == emu.underflow && hw.overflow == emu.overflow &&
-                       scaler.scale == replayed_scaler.scale;
+                       scaler.scale() == replayed_scaler.scale();
     table.add_row({std::to_string(step), fmt::format("{}", hw.scale), fmt::format("{}", emu.scale),
                    hw.skipped ? "1" : "0", emu.skipped ? "1" : "0", std::to_string(hw.underflow),
                    std::to_string(emu.underflow), std::to_string(hw.overflow), std::to_string(emu.overflow),
@@ -95,7 +98,7 @@ int run_train(const TrainArgs& a) {
   fmt::print("{} training, {} steps of batch {} on {} vs emulator ({}): {} steps agree bit for bit, {} differ; "
              "{} skipped; last loss {}, loss scale {}\n",
              half.name, a.steps, a.batch, device.name, choice.model->name, a.steps - disagreeing, disagreeing, skipped,
-             last_loss, scaler.scale);
+             last_loss, scaler.scale());
   fmt::print("{}\n", disagreeing == 0 ? "PASS: every step agrees bit for bit" : "FAIL: steps differ");
   return disagreeing == 0 ? 0 : 1;
 }

@@ -140,7 +140,7 @@ StepResult train_step(TensorOps& ops, const TrainConfig& config, const Digits& d
   constexpr std::size_t in = Mlp::inputs, hid = Mlp::hidden, cls = Mlp::classes;
   const std::size_t batch = config.batch;
   StepResult r;
-  r.scale = scaler.scale;
+  r.scale = static_cast<float>(scaler.scale());  // a power of two: exact
 
   std::vector<float> x(batch * in);
   std::vector<int> y(batch);
@@ -174,7 +174,7 @@ StepResult train_step(TensorOps& ops, const TrainConfig& config, const Digits& d
     loss_sum += std::log(sum) - (l[y[i]] - top);
     for (std::size_t c = 0; c < cls; ++c) {
       const float p = std::exp(l[c] - top) / sum;
-      g[i * cls + c] = (p - (static_cast<int>(c) == y[i] ? 1.0f : 0.0f)) / static_cast<float>(batch) * scaler.scale;
+      g[i * cls + c] = (p - (static_cast<int>(c) == y[i] ? 1.0f : 0.0f)) / static_cast<float>(batch) * r.scale;
     }
   }
   r.loss = loss_sum / static_cast<float>(batch);
@@ -190,13 +190,10 @@ StepResult train_step(TensorOps& ops, const TrainConfig& config, const Digits& d
   const std::vector<float> db1 = column_sums(dz1, batch, hid);
 
   // GradScaler: skip and back off on inf/NaN, else unscale, update, maybe grow.
-  if (!(all_finite(dw1) && all_finite(db1) && all_finite(dw2) && all_finite(db2))) {
-    r.skipped = true;
-    scaler.scale *= 0.5f;
-    scaler.good_steps = 0;
-    return r;
-  }
-  const auto inverse = static_cast<float>(1.0 / static_cast<double>(scaler.scale));
+  const bool found_inf = !(all_finite(dw1) && all_finite(db1) && all_finite(dw2) && all_finite(db2));
+  r.skipped = scaler.update(found_inf);
+  if (r.skipped) return r;
+  const auto inverse = static_cast<float>(1.0 / static_cast<double>(r.scale));
   for (auto [w, grad] : {std::pair{&mlp.w1, &dw1}, std::pair{&mlp.b1, &db1}, std::pair{&mlp.w2, &dw2},
                          std::pair{&mlp.b2, &db2}}) {
     for (std::size_t i = 0; i < w->size(); ++i) {
@@ -204,10 +201,6 @@ StepResult train_step(TensorOps& ops, const TrainConfig& config, const Digits& d
       const float step = config.learning_rate * unscaled;
       (*w)[i] -= step;
     }
-  }
-  if (++scaler.good_steps == scaler.growth_interval) {
-    scaler.scale *= 2.0f;
-    scaler.good_steps = 0;
   }
   return r;
 }

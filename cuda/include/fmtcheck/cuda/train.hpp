@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fmtcheck/format.hpp"
+#include "fmtcheck/scaling.hpp"
 #include "fmtcheck/tensor_core.hpp"
 
 namespace fmtcheck::cuda {
@@ -42,12 +43,6 @@ struct Mlp {
 // torch.nn.Linear's initialisation U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
 // drawn from splitmix64(seed, i).
 Mlp initial_mlp(std::uint64_t seed);
-
-struct GradScaler {
-  float scale = 65536.0f;
-  int growth_interval = 2000;
-  int good_steps = 0;
-};
 
 struct TrainConfig {
   const Format* half = &formats::fp16;  // fp16 or bf16
@@ -77,7 +72,7 @@ struct StepResult {
 };
 
 // One step on images [first, first + batch) (wrapping around the data):
-// updates `mlp` and `scaler` in place.
+// updates `mlp` and `scaler` (the library's torch GradScaler) in place.
 StepResult train_step(TensorOps& ops, const TrainConfig& config, const Digits& data, std::size_t first, Mlp& mlp,
                       GradScaler& scaler);
 
