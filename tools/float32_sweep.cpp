@@ -53,19 +53,33 @@ void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed,
                    const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume) {
   const std::size_t width = static_cast<std::size_t>(to.storage_bits) / 8;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::uint8_t> chunk(kSweepChunk * width);
+  // Two chunks: the threads convert one while this thread hands the other to
+  // consume, so writing a 4-8 GiB sweep overlaps converting it.
+  std::vector<std::uint8_t> chunks[2] = {std::vector<std::uint8_t>(kSweepChunk * width),
+                                         std::vector<std::uint8_t>(kSweepChunk * width)};
   std::vector<Scratch> scratch(threads);
-  for (std::uint64_t first = 0; first < kFloat32Count; first += kSweepChunk) {
+  for (std::uint64_t first = 0; first <= kFloat32Count; first += kSweepChunk) {
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      const std::uint64_t begin = kSweepChunk * t / threads;
-      const std::uint64_t end = kSweepChunk * (t + 1) / threads;
-      pool.emplace_back([&, t, begin, end] {
-        convert_range_any(first + begin, end - begin, to, p, seed, scratch[t], chunk.data() + begin * width);
-      });
+    if (first < kFloat32Count) {
+      std::uint8_t* chunk = chunks[(first / kSweepChunk) % 2].data();
+      for (unsigned t = 0; t < threads; ++t) {
+        const std::uint64_t begin = kSweepChunk * t / threads;
+        const std::uint64_t end = kSweepChunk * (t + 1) / threads;
+        pool.emplace_back([&, t, begin, end, chunk] {
+          convert_range_any(first + begin, end - begin, to, p, seed, scratch[t], chunk + begin * width);
+        });
+      }
     }
-    for (auto& th : pool) th.join();
-    consume(first, chunk);
+    const auto join = [&] {
+      for (auto& th : pool) th.join();
+    };
+    try {
+      if (first > 0) consume(first - kSweepChunk, chunks[(first / kSweepChunk + 1) % 2]);
+    } catch (...) {
+      join();  // a write error: the threads must end before the buffers go
+      throw;
+    }
+    join();
   }
 }
 
