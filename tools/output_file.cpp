@@ -55,6 +55,14 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     stream_ = stdout;
     return;
   }
+  struct stat existing {};
+  if (::stat(path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) throw UsageError("cannot write '" + path_ + "': it is a directory");
+    stream_ = std::fopen(path_.c_str(), "wb");
+    if (!stream_) throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
+    in_place_ = true;
+    return;
+  }
   const std::filesystem::path target(path_);
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
   std::string pattern = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
@@ -78,6 +86,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
 OutputFile::~OutputFile() {
   if (is_stdout() || committed_) return;
   if (stream_) std::fclose(stream_);
+  if (in_place_) return;
   std::remove(temp_path_.c_str());
   forget_temporary(temp_slot_);
 }
@@ -96,6 +105,11 @@ void OutputFile::commit() {
   }
   const bool ok = std::fflush(stream_) == 0 && std::fclose(stream_) == 0;
   stream_ = nullptr;
+  if (in_place_) {
+    committed_ = true;
+    if (!ok) throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
+    return;
+  }
   const bool renamed = ok && std::rename(temp_path_.c_str(), path_.c_str()) == 0;
   const int error = errno;
   if (!renamed) std::remove(temp_path_.c_str());

@@ -1,6 +1,9 @@
 // Output that never leaves a half-written file behind: data goes to a
 // temporary file beside the target and is renamed over it only on commit();
 // the temporary is removed on failure, on destruction and on SIGINT/SIGTERM/SIGHUP.
+// A target that exists and is no regular file (/dev/null, a FIFO, a
+// terminal) is written in place: renaming over it would replace the device
+// or pipe with a plain file, and there is no half-written file to prevent.
 #pragma once
 
 #include <cstdio>
@@ -29,6 +32,7 @@ class OutputFile {
   int temp_slot_ = -1;  // registration for removal on SIGINT/SIGTERM/SIGHUP
   std::FILE* stream_ = nullptr;
   bool committed_ = false;
+  bool in_place_ = false;  // the target is a device or pipe, written directly
 };
 
 }  // namespace fmtcheck::cli

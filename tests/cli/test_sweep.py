@@ -3,6 +3,7 @@ sweep leaves no output file. A whole sweep is 2^32 results (~40-70 s);
 tests/python reads complete ones, these only read the start."""
 import os
 import signal
+import stat
 import subprocess
 import time
 
@@ -31,6 +32,41 @@ def test_stream_starts_with_the_smallest_positive_inputs(cli_path):
     # two little-endian bytes each.
     data = first_bytes(cli_path, ["--to", "fp16"], 1 << 20)
     assert data == bytes(1 << 20)
+
+
+def read_fifo(path, count, seconds=60):
+    """Up to `count` bytes from the FIFO `path`, waiting at most `seconds`
+    for a writer (non-blocking, so a writer that never comes fails the test
+    instead of hanging it)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data = b""
+    deadline = time.monotonic() + seconds
+    try:
+        while len(data) < count and time.monotonic() < deadline:
+            try:
+                data += os.read(fd, count - len(data))
+            except BlockingIOError:
+                pass
+            time.sleep(0.01)
+    finally:
+        os.close(fd)
+    return data
+
+
+def test_device_or_pipe_target_is_written_in_place(cli_path, tmp_path):
+    # --out /dev/null or a FIFO must stay what it is: a temporary file renamed
+    # over it would replace the device with a plain file.
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([cli_path, "sweep", "--to", "e8m0", "--out", str(fifo)], stderr=subprocess.PIPE)
+    try:
+        data = read_fifo(fifo, 1 << 16)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert list(tmp_path.iterdir()) == [fifo]
+    assert data == first_bytes(cli_path, ["--to", "e8m0"], 1 << 16)
 
 
 def test_stream_is_in_input_order(cli_path):
