@@ -207,45 +207,34 @@ bool is_power_of_two(Bits magnitude) {
   return (magnitude >> Mantissa) != 0 ? (magnitude & fraction) == 0 : std::has_single_bit(magnitude);
 }
 
+// One pass over float32 or float64 values: specials, amax and the binade
+// histogram, all from the bits (finite magnitudes order as their bits).
+template <typename Real, typename Bits, int Mantissa, int Bias>
+void add_values(InputSummary& s, std::span<const Real> x) {
+  constexpr Bits magnitude_mask = ~Bits{0} >> 1;
+  constexpr Bits inf_bits = magnitude_mask & ~((Bits{1} << Mantissa) - 1);
+  Bits amax_bits = std::bit_cast<Bits>(static_cast<Real>(s.amax));
+  for (const Real v : x) {
+    const Bits m = std::bit_cast<Bits>(v) & magnitude_mask;
+    if (m >= inf_bits) {
+      ++(m == inf_bits ? s.inf : s.nan);
+    } else if (m == 0) {
+      ++s.zero;
+    } else {
+      amax_bits = std::max(amax_bits, m);
+      const auto b = static_cast<std::size_t>(binade_of<Bits, Mantissa, Bias>(m) - InputSummary::min_binade);
+      ++s.binade_count[b];
+      s.power_of_two_count[b] += is_power_of_two<Bits, Mantissa>(m);
+    }
+  }
+  s.values += x.size();
+  s.amax = std::max(s.amax, static_cast<double>(std::bit_cast<Real>(amax_bits)));
+}
+
 }  // namespace
 
-void InputSummary::add(std::span<const float> x) {
-  constexpr std::uint32_t inf_bits = 0x7f800000u;
-  std::uint32_t amax_bits = std::bit_cast<std::uint32_t>(static_cast<float>(amax));
-  for (const float v : x) {
-    const std::uint32_t m = std::bit_cast<std::uint32_t>(v) & 0x7fffffffu;
-    if (m >= inf_bits) {
-      ++(m == inf_bits ? inf : nan);
-    } else if (m == 0) {
-      ++zero;
-    } else {
-      amax_bits = std::max(amax_bits, m);  // finite magnitudes order as their bits
-      const auto b = static_cast<std::size_t>(binade_of<std::uint32_t, 23, 127>(m) - min_binade);
-      ++binade_count[b];
-      power_of_two_count[b] += is_power_of_two<std::uint32_t, 23>(m);
-    }
-  }
-  values += x.size();
-  amax = std::max(amax, static_cast<double>(std::bit_cast<float>(amax_bits)));
-}
-
-void InputSummary::add(std::span<const double> x) {
-  constexpr std::uint64_t inf_bits = 0x7ff0000000000000u;
-  for (const double v : x) {
-    const std::uint64_t m = std::bit_cast<std::uint64_t>(v) & 0x7fffffffffffffffu;
-    if (m >= inf_bits) {
-      ++(m == inf_bits ? inf : nan);
-    } else if (m == 0) {
-      ++zero;
-    } else {
-      amax = std::max(amax, std::abs(v));
-      const auto b = static_cast<std::size_t>(binade_of<std::uint64_t, 52, 1023>(m) - min_binade);
-      ++binade_count[b];
-      power_of_two_count[b] += is_power_of_two<std::uint64_t, 52>(m);
-    }
-  }
-  values += x.size();
-}
+void InputSummary::add(std::span<const float> x) { add_values<float, std::uint32_t, 23, 127>(*this, x); }
+void InputSummary::add(std::span<const double> x) { add_values<double, std::uint64_t, 52, 1023>(*this, x); }
 
 InputSummary& InputSummary::operator+=(const InputSummary& o) {
   values += o.values;
