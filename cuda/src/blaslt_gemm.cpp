@@ -1,4 +1,5 @@
-// cuBLASLt on the device: the one file that talks to the library.
+// cuBLASLt on the device: the one file that calls the library (loaded on
+// first use by blaslt_loader.cpp).
 //
 // cuBLASLt is column-major and FP8 takes only the "TN" form (A transposed,
 // both operands K-major), so every type runs as: A given as K×M (row-major
@@ -19,11 +20,11 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
 
 }  // namespace fmtcheck::cuda
 #else
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstring>
 
+#include "blaslt_loader.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "fmtcheck/cuda/device.hpp"
@@ -31,15 +32,19 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
 namespace fmtcheck::cuda {
 namespace {
 
+using detail::blaslt;
+
 void check_lt(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLASLt ") + what + ": " + cublasLtGetStatusString(s));
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string("cuBLASLt ") + what + ": " + blaslt().GetStatusString(s));
 }
 
-template <class T, cublasStatus_t (*Destroy)(T)>
+// A cuBLASLt object, destroyed by the loaded library's own function.
+template <class T>
 struct Handle {
+  cublasStatus_t (*destroy)(T);
   T h = nullptr;
   ~Handle() {
-    if (h) Destroy(h);
+    if (h) destroy(h);
   }
 };
 
@@ -60,7 +65,7 @@ std::vector<unsigned char> packed(const Format& f, const std::vector<std::uint32
 
 template <class T>
 void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const T& v, const char* what) {
-  check_lt(cublasLtMatmulDescSetAttribute(d, a, &v, sizeof(v)), what);
+  check_lt(blaslt().MatmulDescSetAttribute(d, a, &v, sizeof(v)), what);
 }
 
 }  // namespace
@@ -68,6 +73,7 @@ void set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const T& v, c
 std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperands& x, std::string* split_k) {
   check_gemm(g, x);
   require_device();
+  const detail::BlasLt& api = blaslt();  // a missing library fails here, before any allocation
   const std::size_t m = x.m, n = x.n, k = x.k;
   std::vector<std::uint32_t> b_columns(k * n);
   for (std::size_t j = 0; j < k; ++j) {
@@ -88,11 +94,11 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
   detail::DeviceBuffer<unsigned char> workspace(workspace_bytes);
 
-  Handle<cublasLtHandle_t, cublasLtDestroy> lt;
-  check_lt(cublasLtCreate(&lt.h), "create");
-  Handle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  Handle<cublasLtHandle_t> lt{api.Destroy};
+  check_lt(api.Create(&lt.h), "create");
+  Handle<cublasLtMatmulDesc_t> op{api.MatmulDescDestroy};
   const cublasComputeType_t compute = *g.input == formats::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  check_lt(cublasLtMatmulDescCreate(&op.h, compute, CUDA_R_32F), "matmul descriptor");
+  check_lt(api.MatmulDescCreate(&op.h, compute, CUDA_R_32F), "matmul descriptor");
   set(op.h, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T, "transa");
   set(op.h, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "transb");
   if (g.fp8()) {
@@ -101,39 +107,40 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
     set(op.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale.get() + 1), "B scale");
     if (fp8_out) set(op.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scale.get() + 2), "D scale");
   }
-  using Layout = Handle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-  Layout la, lb, lc, ld;
+  using Layout = Handle<cublasLtMatrixLayout_t>;
+  Layout la{api.MatrixLayoutDestroy}, lb{api.MatrixLayoutDestroy}, lc{api.MatrixLayoutDestroy},
+      ld{api.MatrixLayoutDestroy};
   const cudaDataType_t in = data_type(*g.input);
-  check_lt(cublasLtMatrixLayoutCreate(&la.h, in, k, m, k), "A layout");
-  check_lt(cublasLtMatrixLayoutCreate(&lb.h, in, k, n, k), "B layout");
-  check_lt(cublasLtMatrixLayoutCreate(&lc.h, fp8_out ? CUDA_R_16BF : CUDA_R_32F, m, n, m), "C layout");
-  check_lt(cublasLtMatrixLayoutCreate(&ld.h, fp8_out ? CUDA_R_8F_E4M3 : CUDA_R_32F, m, n, m), "D layout");
+  check_lt(api.MatrixLayoutCreate(&la.h, in, k, m, k), "A layout");
+  check_lt(api.MatrixLayoutCreate(&lb.h, in, k, n, k), "B layout");
+  check_lt(api.MatrixLayoutCreate(&lc.h, fp8_out ? CUDA_R_16BF : CUDA_R_32F, m, n, m), "C layout");
+  check_lt(api.MatrixLayoutCreate(&ld.h, fp8_out ? CUDA_R_8F_E4M3 : CUDA_R_32F, m, n, m), "D layout");
 
-  Handle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
-  check_lt(cublasLtMatmulPreferenceCreate(&pref.h), "preference");
-  check_lt(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                sizeof(workspace_bytes)),
+  Handle<cublasLtMatmulPreference_t> pref{api.MatmulPreferenceDestroy};
+  check_lt(api.MatmulPreferenceCreate(&pref.h), "preference");
+  check_lt(api.MatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                            sizeof(workspace_bytes)),
            "workspace");
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
-  check_lt(cublasLtMatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, 1, &found, &count), "heuristic");
+  check_lt(api.MatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, 1, &found, &count), "heuristic");
   if (count == 0) throw std::runtime_error("cuBLASLt has no algorithm for " + g.name() + " on this GPU");
   // K summed in order within one kernel: no split-K, unless the algorithm
   // cuBLASLt chose cannot do without (then its own choice runs, and says so).
   const cublasLtMatmulAlgo_t chosen = found.algo;
   const std::int32_t one_slice = 1;
   cublasLtMatmulHeuristicResult_t checked{};
-  if (cublasLtMatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
-                                           sizeof(one_slice)) != CUBLAS_STATUS_SUCCESS ||
-      cublasLtMatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &found.algo, &checked) != CUBLAS_STATUS_SUCCESS) {
+  if (api.MatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
+                                       sizeof(one_slice)) != CUBLAS_STATUS_SUCCESS ||
+      api.MatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &found.algo, &checked) != CUBLAS_STATUS_SUCCESS) {
     found.algo = chosen;
     if (split_k) *split_k = "cuBLASLt's own split-K (switching it off was refused)";
   } else if (split_k) {
     *split_k = "split-K off";
   }
   const float alpha = 1.0f, beta = fp8_out ? 0.0f : 1.0f;
-  check_lt(cublasLtMatmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h,
-                          &found.algo, workspace.get(), workspace_bytes, nullptr),
+  check_lt(api.Matmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h,
+                      &found.algo, workspace.get(), workspace_bytes, nullptr),
            "matmul");
   const std::vector<unsigned char> d_bytes = d.to_host();
   std::vector<std::uint32_t> out(m * n);

@@ -45,8 +45,8 @@ def test_large_file_in_bounded_memory_on_two_threads(tmp_path):
         return csv.read_text(), rss
 
     # The program's own footprint is measured on a 4 KiB file and subtracted:
-    # a build with CUDA maps cuBLASLt at start-up (~200 MiB of RSS before any
-    # data is read), which says nothing about how the data is read.
+    # what the binary and its libraries take before any data is read says
+    # nothing about how the data is read.
     small = tmp_path / "small.npy"
     np.save(small, base[:1024])
     _, rss0 = run(2, small)
