@@ -17,7 +17,6 @@ static_assert(std::endian::native == std::endian::little, "sweep files are littl
 // made the kernel wait on page faults (most of a sweep's time was system time).
 struct Scratch {
   std::vector<float> in;
-  std::vector<std::uint32_t> random;
   std::vector<std::uint64_t> results;  // wide enough for any container
 };
 
@@ -26,14 +25,9 @@ void convert_range(std::uint64_t first, std::size_t count, const Format& to, con
                    Scratch& scratch, std::uint8_t* out) {
   scratch.in.resize(count);
   for (std::size_t i = 0; i < count; ++i) scratch.in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
-  scratch.random.clear();
-  if (p.rounding == Rounding::sr) {
-    scratch.random.resize(count);
-    for (std::size_t i = 0; i < count; ++i) scratch.random[i] = static_cast<std::uint32_t>(splitmix64(seed, first + i));
-  }
   scratch.results.resize(count);
   const std::span<Out> results(reinterpret_cast<Out*>(scratch.results.data()), count);
-  convert_batch(std::span<const float>(scratch.in.data(), count), to, p, results, scratch.random);
+  convert_batch(std::span<const float>(scratch.in.data(), count), to, p, results, RandomStream{seed, first});
   std::memcpy(out, results.data(), count * sizeof(Out));
 }
 

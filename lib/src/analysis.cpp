@@ -21,7 +21,6 @@ double max_finite(const Format& f) { return to_double(f, f.to_storage(f.max_fini
 struct Scratch {
   std::vector<float> scaled32;
   std::vector<double> scaled64;
-  std::vector<std::uint32_t> random;
   std::vector<unsigned char> codes;  // container codes, storage_bits / 8 bytes each
 };
 thread_local Scratch scratch;
@@ -30,15 +29,6 @@ template <typename Code>
 std::span<Code> code_buffer(std::size_t n) {
   scratch.codes.resize(n * sizeof(Code));
   return {reinterpret_cast<Code*>(scratch.codes.data()), n};
-}
-
-const std::vector<std::uint32_t>& random_draws(const Policy& p, std::uint64_t seed, std::uint64_t first, std::size_t n) {
-  scratch.random.clear();
-  if (p.rounding == Rounding::sr) {
-    const std::uint32_t mask = p.random_bit_count >= 32 ? ~0u : (1u << p.random_bit_count) - 1;
-    for (std::size_t i = 0; i < n; ++i) scratch.random.push_back(static_cast<std::uint32_t>(splitmix64(seed, first + i)) & mask);
-  }
-  return scratch.random;
 }
 
 // x * scale converted to `f` into `codes`: float32 in float32 through
@@ -52,17 +42,17 @@ FlagCounts convert_scaled(std::span<const float> x, const Format& f, const Polic
     for (std::size_t i = 0; i < x.size(); ++i) scratch.scaled32[i] = x[i] * scale;
     in = scratch.scaled32;
   }
-  return convert_batch(in, f, p, codes, random_draws(p, seed, first, x.size()));
+  return convert_batch(in, f, p, codes, RandomStream{seed, first});
 }
 
 template <typename Code>
 FlagCounts convert_scaled(std::span<const double> x, const Format& f, const Policy& p, float scale, std::uint64_t seed,
                           std::uint64_t first, std::span<Code> codes) {
-  const std::vector<std::uint32_t>& random = random_draws(p, seed, first, x.size());
+  const RandomStream draws{seed, first};
   FlagCounts counts;
   Policy q = p;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (!random.empty()) q.random_bits = random[i];
+    if (p.rounding == Rounding::sr) q.random_bits = draws.draw(i);
     const Conversion c = convert(x[i] * static_cast<double>(scale), f, q);
     codes[i] = static_cast<Code>(c.bits);
     counts.add(c.flags);

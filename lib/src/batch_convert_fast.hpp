@@ -11,14 +11,16 @@
 
 #include "batch_convert_plan.hpp"
 #include "fmtcheck/flags.hpp"
+#include "fmtcheck/random.hpp"
 
 namespace fmtcheck::detail {
 
-// random: one draw per value for stochastic rounding, or nullptr to use the
-// policy's random_bits for every value. Adds to *counts.
+// stream: stochastic rounding's draws, required when the policy rounds
+// stochastically (the kernel serves no other source of draws), ignored
+// otherwise. Adds to *counts.
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint8_t* out,
-                          const std::uint32_t* random, FlagCounts* counts);
+                          const RandomStream* stream, FlagCounts* counts);
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint16_t* out,
-                          const std::uint32_t* random, FlagCounts* counts);
+                          const RandomStream* stream, FlagCounts* counts);
 
 }  // namespace fmtcheck::detail

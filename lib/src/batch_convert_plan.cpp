@@ -16,6 +16,12 @@ std::span<const ProvenPair> kernel_proven_pairs() {
       {&formats::bf16, Policy{}},
       {&formats::e4m3, Policy{}},
       {&formats::e5m2, Policy{}},
+      // FP8 training casts saturate (CUDA's __NV_SATFINITE, OCP's "sat").
+      {&formats::e4m3, Policy{.overflow = Overflow::sat}},
+      {&formats::e5m2, Policy{.overflow = Overflow::sat}},
+      // Stochastic rounding on every bit of the draw, from a RandomStream.
+      {&formats::bf16, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
+      {&formats::e4m3, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
   };
   return pairs;
 }
@@ -38,6 +44,7 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.policy = &p;
   plan.mantissa_bits = static_cast<std::uint32_t>(f.mantissa_bits);
   plan.min_field = static_cast<std::uint32_t>(min_field);
+  plan.max_field = static_cast<std::uint32_t>(f.max_exponent() + 127);
   plan.max_finite = static_cast<std::uint32_t>(f.max_finite_code());
   plan.sign_bit = static_cast<std::uint32_t>(f.sign_bit());
   for (const bool sign : {false, true}) {
@@ -51,8 +58,11 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.flush_results = p.flush_results();
   plan.tiny_after = p.tininess == Tininess::after;
   plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
+  Format fp16_encoding = f;
+  fp16_encoding.name = formats::fp16.name;
+  plan.hardware_fp16 = fp16_encoding == formats::fp16 && p.rounding == Rounding::rne && !plan.flush_inputs &&
+                       !plan.flush_results && p.overflow == Overflow::nosat && p.tininess == Tininess::after;
   plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
-  plan.random_bits = p.random_bits;
   return plan;
 }
 

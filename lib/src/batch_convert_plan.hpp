@@ -19,6 +19,7 @@ struct ConvertPlan {
   // Float32 exponent field of the format's smallest normal binade; below it
   // results are subnormal (and, before rounding, tiny).
   std::uint32_t min_field = 0;
+  std::uint32_t max_field = 0;           // float32 exponent field of the format's highest binade
   std::uint32_t max_finite = 0;          // magnitude code
   std::uint32_t sign_bit = 0;
   std::uint32_t overflow_code[2] = {};   // [sign]: full code of a non-saturated overflow (inf or NaN)
@@ -32,8 +33,10 @@ struct ConvertPlan {
   // in the format's binade just below 2^emin or lower with tininess subtle
   // (formats with float32's exponent range, such as bf16).
   bool subnormal_inputs_to_core = false;
+  // fp16's encoding in rne without flushing: the CPU's F16C instruction
+  // gives the core's results (the kernel uses it where the target has it).
+  bool hardware_fp16 = false;
   std::uint32_t random_bit_count = 0;
-  std::uint32_t random_bits = 0;
 };
 
 // The (format, policy) pairs the kernel serves: exactly those that

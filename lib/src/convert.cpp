@@ -12,29 +12,42 @@
 namespace fmtcheck {
 namespace {
 
+// Where stochastic rounding's draws come from: one per value in an array,
+// a counter-based stream, or neither (policy.random_bits for every value).
+struct Draws {
+  std::span<const std::uint32_t> array;
+  const RandomStream* stream = nullptr;
+};
+
 template <typename Out>
 FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const Policy& p, std::span<Out> out,
-                              std::span<const std::uint32_t> random) {
+                              Draws draws) {
   if (static_cast<int>(sizeof(Out) * 8) != to.storage_bits) {
     throw std::invalid_argument("convert_batch: output elements are " + std::to_string(sizeof(Out) * 8) +
                                 " bits but " + to.name + " is stored in " + std::to_string(to.storage_bits));
   }
   if (out.size() < in.size()) throw std::invalid_argument("convert_batch: output shorter than input");
-  const bool stochastic = p.rounding == Rounding::sr && !random.empty();
-  if (stochastic && random.size() < in.size()) throw std::invalid_argument("convert_batch: fewer random draws than values");
+  const bool stochastic = p.rounding == Rounding::sr;
+  const bool from_array = stochastic && !draws.array.empty();
+  if (from_array && draws.array.size() < in.size()) {
+    throw std::invalid_argument("convert_batch: fewer random draws than values");
+  }
+  const RandomStream* stream = stochastic ? draws.stream : nullptr;
   FlagCounts counts;
   if constexpr (sizeof(Out) <= 2) {
     // The SIMD kernel, where it serves this format and policy; it hands
-    // every value it does not serve to the core itself.
-    if (const auto plan = detail::make_convert_plan(to, p)) {
-      detail::convert_float32_fast(*plan, in.data(), in.size(), out.data(), stochastic ? random.data() : nullptr,
-                                   &counts);
+    // every value it does not serve to the core itself. Under stochastic
+    // rounding it serves the counter-based stream only.
+    const auto plan = detail::make_convert_plan(to, p);
+    if (plan && (!stochastic || stream != nullptr)) {
+      detail::convert_float32_fast(*plan, in.data(), in.size(), out.data(), stream, &counts);
       return counts;
     }
   }
   Policy policy = p;
   for (std::size_t i = 0; i < in.size(); ++i) {
-    if (stochastic) policy.random_bits = random[i];
+    if (from_array) policy.random_bits = draws.array[i];
+    if (stream != nullptr) policy.random_bits = stream->draw(i);
     const Conversion c = round_to_format(unpack(in[i]), to, policy);
     out[i] = static_cast<Out>(c.bits);
     counts.add(c.flags);
@@ -60,19 +73,36 @@ Conversion convert_text(std::string_view text, const Format& to, const Policy& p
 
 FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint8_t> out,
                          std::span<const std::uint32_t> random) {
-  return convert_batch_impl(in, to, p, out, random);
+  return convert_batch_impl(in, to, p, out, Draws{random});
 }
 FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint16_t> out,
                          std::span<const std::uint32_t> random) {
-  return convert_batch_impl(in, to, p, out, random);
+  return convert_batch_impl(in, to, p, out, Draws{random});
 }
 FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint32_t> out,
                          std::span<const std::uint32_t> random) {
-  return convert_batch_impl(in, to, p, out, random);
+  return convert_batch_impl(in, to, p, out, Draws{random});
 }
 FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint64_t> out,
                          std::span<const std::uint32_t> random) {
-  return convert_batch_impl(in, to, p, out, random);
+  return convert_batch_impl(in, to, p, out, Draws{random});
+}
+
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint8_t> out,
+                         RandomStream draws) {
+  return convert_batch_impl(in, to, p, out, Draws{{}, &draws});
+}
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint16_t> out,
+                         RandomStream draws) {
+  return convert_batch_impl(in, to, p, out, Draws{{}, &draws});
+}
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint32_t> out,
+                         RandomStream draws) {
+  return convert_batch_impl(in, to, p, out, Draws{{}, &draws});
+}
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p, std::span<std::uint64_t> out,
+                         RandomStream draws) {
+  return convert_batch_impl(in, to, p, out, Draws{{}, &draws});
 }
 
 }  // namespace fmtcheck

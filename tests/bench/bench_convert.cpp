@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -41,12 +42,15 @@ void set_items(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(kCount));
 }
 
+// Stochastic rounding draws from a RandomStream (seeded per run, as a
+// training step would); the other modes ignore it.
 template <typename Out>
 void convert_to(benchmark::State& state, const Format& to, Policy policy) {
   const auto& in = inputs();
   std::vector<Out> out(kCount);
+  std::uint64_t seed = 0;
   for (auto _ : state) {
-    const FlagCounts counts = convert_batch(in, to, policy, std::span<Out>(out));
+    const FlagCounts counts = convert_batch(in, to, policy, std::span<Out>(out), RandomStream{++seed, 0});
     benchmark::DoNotOptimize(counts);
     benchmark::DoNotOptimize(out.data());
   }
@@ -134,14 +138,21 @@ BENCHMARK(reference_f16c)->Name("reference/f16c")->Unit(benchmark::kMillisecond)
 // Formats are read when the benchmark runs, not at registration, so the
 // presets' static initialisation order does not matter.
 const bool registered = [] {
-  benchmark::RegisterBenchmark("convert/fp16/rne", [](benchmark::State& s) { convert_to<std::uint16_t>(s, formats::fp16, {}); })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("convert/bf16/rne", [](benchmark::State& s) { convert_to<std::uint16_t>(s, formats::bf16, {}); })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("convert/e4m3/rne", [](benchmark::State& s) { convert_to<std::uint8_t>(s, formats::e4m3, {}); })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("convert/e5m2/rne", [](benchmark::State& s) { convert_to<std::uint8_t>(s, formats::e5m2, {}); })
-      ->Unit(benchmark::kMillisecond);
+  const Policy sat{.overflow = Overflow::sat};
+  const Policy sr32{.rounding = Rounding::sr, .random_bit_count = 32};
+  const std::tuple<const char*, const Format*, Policy> conversions[] = {
+      {"convert/fp16/rne", &formats::fp16, {}},      {"convert/bf16/rne", &formats::bf16, {}},
+      {"convert/e4m3/rne", &formats::e4m3, {}},      {"convert/e5m2/rne", &formats::e5m2, {}},
+      {"convert/e4m3/sat", &formats::e4m3, sat},     {"convert/e5m2/sat", &formats::e5m2, sat},
+      {"convert/fp16/sr32", &formats::fp16, sr32},   {"convert/bf16/sr32", &formats::bf16, sr32},
+      {"convert/e4m3/sr32", &formats::e4m3, sr32},   {"convert/e5m2/sr32", &formats::e5m2, sr32},
+      {"convert/fp16/rtz", &formats::fp16, Policy{.rounding = Rounding::rtz}}};
+  for (const auto& [name, f, policy] : conversions) {
+    benchmark::RegisterBenchmark(name, [f, policy](benchmark::State& s) {
+      if (f->storage_bits == 8) return convert_to<std::uint8_t>(s, *f, policy);
+      convert_to<std::uint16_t>(s, *f, policy);
+    })->Unit(benchmark::kMillisecond);
+  }
   benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("decode/bf16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::bf16); })

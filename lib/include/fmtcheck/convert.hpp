@@ -8,6 +8,7 @@
 #include "fmtcheck/flags.hpp"
 #include "fmtcheck/format.hpp"
 #include "fmtcheck/policy.hpp"
+#include "fmtcheck/random.hpp"
 #include "fmtcheck/round_to_format.hpp"
 
 namespace fmtcheck {
@@ -32,5 +33,16 @@ FlagCounts convert_batch(std::span<const float> in, const Format& to, const Poli
                          std::span<std::uint32_t> out, std::span<const std::uint32_t> random = {});
 FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p,
                          std::span<std::uint64_t> out, std::span<const std::uint32_t> random = {});
+
+// The same with stochastic rounding's draws from a counter-based generator
+// (RandomStream), computed inside the SIMD kernel where it serves the pair.
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p,
+                         std::span<std::uint8_t> out, RandomStream draws);
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p,
+                         std::span<std::uint16_t> out, RandomStream draws);
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p,
+                         std::span<std::uint32_t> out, RandomStream draws);
+FlagCounts convert_batch(std::span<const float> in, const Format& to, const Policy& p,
+                         std::span<std::uint64_t> out, RandomStream draws);
 
 }  // namespace fmtcheck
