@@ -1,7 +1,8 @@
 // Batch decoding (decode_batch) on every code of every 8- and 16-bit preset,
-// through the table path and the value-by-value path, against the scalar
-// decode (to_double, itself proven against NVIDIA, Eigen and ml_dtypes in
-// the oracle suites), and for fp16 and bf16 also against independent
+// through the table path and the value-by-value path (fp16 and bf16: the
+// SIMD kernel and its value-by-value tail), against the scalar decode
+// (to_double, itself proven against NVIDIA, Eigen and ml_dtypes in the
+// oracle suites), and for fp16 and bf16 also against independent
 // definitions: the CPU's F16C conversion and bf16 being float32's top half.
 #include <doctest/doctest.h>
 #include <immintrin.h>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "batch_decode_fast.hpp"
 #include "fmtcheck/decode.hpp"
 
 namespace {
@@ -34,13 +36,21 @@ std::vector<In> every_code(const Format& f, int rounds) {
 }
 
 template <typename In>
-std::size_t mismatches(const Format& f, int rounds) {
-  const std::vector<In> codes = every_code<In>(f, rounds);
-  std::vector<float> out(codes.size());
-  decode_batch(std::span<const In>(codes), f, out);
+std::size_t wrong_values(const Format& f, std::span<const float> out, std::span<const In> codes) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < codes.size(); ++i) bad += std::bit_cast<std::uint32_t>(out[i]) != expected_bits(f, codes[i]);
   return bad;
+}
+
+// decode_batch of every code from the `skip`th on: skip > 0 gives the SIMD
+// kernel unaligned input and a tail of less than a vector.
+template <typename In>
+std::size_t mismatches(const Format& f, int rounds, std::size_t skip) {
+  const std::vector<In> codes = every_code<In>(f, rounds);
+  const std::span<const In> batch = std::span<const In>(codes).subspan(skip);
+  std::vector<float> out(batch.size());
+  decode_batch(batch, f, out);
+  return wrong_values(f, out, batch);
 }
 
 __attribute__((target("f16c"))) float f16c_decode(std::uint16_t h) { return _cvtsh_ss(h); }
@@ -51,9 +61,13 @@ TEST_CASE("decode_batch == the scalar decode on every code of every 8- and 16-bi
   for (const Format& f : preset_formats()) {
     if (f.storage_bits > 16) continue;
     CAPTURE(f.name);
-    for (const int rounds : {1, 4}) {  // value by value, then the table
-      CAPTURE(rounds);
-      CHECK((f.storage_bits == 8 ? mismatches<std::uint8_t>(f, rounds) : mismatches<std::uint16_t>(f, rounds)) == 0);
+    for (const int rounds : {1, 4}) {  // value by value, then the table (fp16, bf16: the kernel both times)
+      for (const std::size_t skip : {0, 3}) {
+        CAPTURE(rounds);
+        CAPTURE(skip);
+        CHECK((f.storage_bits == 8 ? mismatches<std::uint8_t>(f, rounds, skip)
+                                   : mismatches<std::uint16_t>(f, rounds, skip)) == 0);
+      }
     }
   }
 }
@@ -75,6 +89,39 @@ TEST_CASE("decode_batch of fp16 and bf16 == F16C and float32's top half, every n
   }
   CHECK(bad == 0);
   if (!have_f16c) MESSAGE("SKIPPED: this CPU has no F16C; fp16 checked against the scalar decode only");
+}
+
+// decode_batch hands fp16 and bf16 to these kernels; here they must decode
+// every whole vector themselves (fp16 where Highway picks AVX2 or better,
+// which implies F16C), so the checks above went through them.
+TEST_CASE("the SIMD kernels decode every fp16 / bf16 code of a long batch themselves") {
+  const std::vector<std::uint16_t> codes = every_code<std::uint16_t>(formats::fp16, 4);
+  std::vector<float> out(codes.size());
+  CHECK(detail::decode_bf16_fast(codes.data(), codes.size(), out.data()) == codes.size());
+  CHECK(wrong_values<std::uint16_t>(formats::bf16, out, codes) == 0);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
+    CHECK(detail::decode_fp16_fast(codes.data(), codes.size(), out.data()) == codes.size());
+    CHECK(wrong_values<std::uint16_t>(formats::fp16, out, codes) == 0);
+  } else {
+    MESSAGE("SKIPPED: this CPU has no AVX2/F16C; fp16 decodes through the table");
+  }
+}
+
+// vcvtph2ps does not read MXCSR.RC, and the kernels' other steps are integer
+// ones; under round-toward-zero with FTZ and DAZ the kernels must still give
+// the scalar decode's bits under the default MXCSR (fp16's and bf16's
+// subnormals included).
+TEST_CASE("decode_batch of every fp16 / bf16 code under MXCSR round-toward-zero, FTZ and DAZ") {
+  const std::vector<std::uint16_t> codes = every_code<std::uint16_t>(formats::fp16, 4);
+  std::vector<float> fp16(codes.size());
+  std::vector<float> bf16(codes.size());
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | _MM_ROUND_TOWARD_ZERO | _MM_FLUSH_ZERO_ON | _MM_DENORMALS_ZERO_ON);
+  decode_batch(std::span<const std::uint16_t>(codes), formats::fp16, fp16);
+  decode_batch(std::span<const std::uint16_t>(codes), formats::bf16, bf16);
+  _mm_setcsr(saved);
+  CHECK(wrong_values<std::uint16_t>(formats::fp16, fp16, codes) == 0);
+  CHECK(wrong_values<std::uint16_t>(formats::bf16, bf16, codes) == 0);
 }
 
 TEST_CASE("decode_batch of the 32-bit presets and bad calls") {

@@ -1,0 +1,20 @@
+// The SIMD forms of decode_batch for the two 16-bit encodings the CPU
+// widens without a table: fp16 (F16C's vcvtph2ps) and bf16 (float32's top
+// half). Compiled for every x86-64 level and picked at run time by Highway.
+// Each decodes the longest run of whole vectors from the start of in and
+// returns its length; the caller decodes the rest. The result equals
+// float(to_double(code)) bit for bit, NaNs included (tests/speed proves it
+// on every code).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fmtcheck::detail {
+
+// Returns 0 on CPUs without F16C: Highway's fp16 emulation on those targets
+// is not proven, so the caller keeps its table there.
+std::size_t decode_fp16_fast(const std::uint16_t* in, std::size_t n, float* out);
+std::size_t decode_bf16_fast(const std::uint16_t* in, std::size_t n, float* out);
+
+}  // namespace fmtcheck::detail
