@@ -12,10 +12,18 @@
 
 namespace fmtcheck::cuda::detail {
 
-BlasLt load_blaslt(const char* library) {
+const char* const toolkit_blaslt_path = FMTCHECK_CUBLASLT_PATH;
+
+BlasLt load_blaslt(const char* library, const char* fallback) {
   // Closed again if a function is missing; kept open once all are found.
   std::unique_ptr<void, int (*)(void*)> lib(dlopen(library, RTLD_NOW | RTLD_LOCAL), dlclose);
-  if (!lib) throw std::runtime_error(std::string("cuBLASLt: cannot load ") + library + ": " + dlerror());
+  if (!lib) {
+    std::string why = std::string("cuBLASLt: cannot load ") + library + ": " + dlerror();
+    if (fallback == nullptr) throw std::runtime_error(why);
+    lib.reset(dlopen(fallback, RTLD_NOW | RTLD_LOCAL));
+    if (!lib) throw std::runtime_error(why + "; nor " + fallback + ": " + dlerror());
+    library = fallback;  // the one the errors below name
+  }
   BlasLt api;
   const auto resolve = [&](auto& pointer, const char* name) {
     void* p = dlsym(lib.get(), name);
@@ -32,7 +40,7 @@ BlasLt load_blaslt(const char* library) {
 const BlasLt& blaslt() {
   // A static's initialiser runs once even when threads race; one that throws
   // leaves the next call to try again.
-  static const BlasLt api = load_blaslt(FMTCHECK_CUBLASLT_LIBRARY);
+  static const BlasLt api = load_blaslt(FMTCHECK_CUBLASLT_LIBRARY, toolkit_blaslt_path);
   return api;
 }
 

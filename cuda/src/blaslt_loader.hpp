@@ -34,15 +34,22 @@ struct BlasLt {
 #undef FMTCHECK_BLASLT_POINTER
 };
 
-// Opens `library` and resolves every function above; throws
-// std::runtime_error naming the library and why it did not load, or the
-// first function it lacks. The library stays loaded for the life of the
-// process. The name is a parameter so that tests can point it elsewhere.
-BlasLt load_blaslt(const char* library);
+// Opens `library`, or `fallback` when given and `library` does not load,
+// and resolves every function above; throws std::runtime_error naming each
+// library tried and why it did not load, or the first function it lacks.
+// The library stays loaded for the life of the process. The names are
+// parameters so that tests can point them elsewhere.
+BlasLt load_blaslt(const char* library, const char* fallback = nullptr);
 
-// The cuBLASLt of the toolkit this was built with (libcublasLt.so.MAJOR),
-// loaded on the first call, once even when threads race. Throws as
-// load_blaslt, at every call until a load succeeds.
+// The toolkit's own copy, by absolute path: its library directory as CMake
+// found it at configure time, for machines whose loader search path lacks
+// that directory (a linked binary had it as its RUNPATH).
+extern const char* const toolkit_blaslt_path;
+
+// The cuBLASLt of the toolkit this was built with: libcublasLt.so.MAJOR as
+// the loader finds it, else toolkit_blaslt_path; loaded on the first call,
+// once even when threads race. Throws as load_blaslt, at every call until a
+// load succeeds.
 const BlasLt& blaslt();
 
 }  // namespace fmtcheck::cuda::detail
