@@ -423,7 +423,7 @@ const bool registered = register_command({
       sub.add_option("PATH", args->paths, "tensor files: .npy, .safetensors, .csv, or raw binary with --dtype")->required();
       sub.add_option("--formats", args->formats, "formats to compare")->capture_default_str();
       add_policy_options(sub, args->policy, false);
-      sub.add_option("--seed", args->seed, "seed of the random draws for --round sr (element i draws splitmix64(seed, i))");
+      sub.add_option("--seed", args->seed, "seed of the random draws for --round sr (element i draws RandomStream{seed}.draw(i), half of splitmix64(seed, i / 2))");
       sub.add_option("--scale", args->scale, "none, auto (best power of two), amax[:MARGIN] (fmt_max / amax / 2^MARGIN), pow2:N")
           ->capture_default_str();
       sub.add_option("--block", args->block, "MX-style: blocks of N values share an E8M0 scale");

@@ -38,7 +38,7 @@ const bool registered = register_command({
                      "container), no header")
           ->required();
       add_policy_options(sub, args->policy, false);
-      sub.add_option("--seed", args->seed, "stochastic rounding: input i draws splitmix64(seed, i)");
+      sub.add_option("--seed", args->seed, "stochastic rounding: input i draws RandomStream{seed}.draw(i), half of splitmix64(seed, i / 2)");
       sub.footer("Defaults: rne, nosat, keep, ieee. 2^32 results: 4 GiB for an 8-bit format.");
       return std::function<int()>([=] { return run_sweep(*args); });
     }});

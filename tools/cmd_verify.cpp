@@ -161,7 +161,7 @@ const bool registered = register_command({
       sub.add_option("--against", args->against, "their results in the layout `fmtcheck sweep` writes, or - for stdin")
           ->required();
       add_policy_options(sub, args->policy, false);
-      sub.add_option("--seed", args->seed, "stochastic rounding: input i draws splitmix64(seed, i)");
+      sub.add_option("--seed", args->seed, "stochastic rounding: input i draws RandomStream{seed}.draw(i), half of splitmix64(seed, i / 2)");
       sub.add_option("--examples", args->examples, "examples listed per class")->capture_default_str();
       return std::function<int()>([=] { return run_verify(*args); });
     }});

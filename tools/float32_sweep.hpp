@@ -17,7 +17,7 @@ inline constexpr std::uint64_t kSweepChunk = std::uint64_t{1} << 24;
 // Calls consume(first_input, bytes) for consecutive chunks of kSweepChunk
 // inputs; bytes holds the little-endian container of each result
 // (to.storage_bits / 8 bytes per input). With --round sr the random draw of
-// input i is splitmix64(seed, i).
+// input i is RandomStream{seed}.draw(i) (random.hpp).
 void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed,
                    const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume);
 

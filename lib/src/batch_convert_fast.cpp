@@ -51,15 +51,19 @@ namespace fmtcheck::detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-using D = hn::ScalableTag<std::uint32_t>;
+using D = hn::ScalableTag<std::uint32_t>;  // one lane per input value
 using V = hn::Vec<D>;
 using M = hn::Mask<D>;
 
-HWY_INLINE M MaskIf(D d, bool b) { return hn::MaskFromVec(hn::Set(d, b ? ~0u : 0u)); }
-HWY_INLINE M AtLeast(V a, V b) { return hn::Not(a < b); }
+template <class DL>
+HWY_INLINE hn::Mask<DL> MaskIf(DL d, bool b) {
+  return hn::MaskFromVec(hn::Set(d, b ? hn::TFromD<DL>(~0u) : hn::TFromD<DL>(0)));
+}
+template <class VL>
+HWY_INLINE auto AtLeast(VL a, VL b) { return hn::Not(a < b); }
 
 // The first `bits` bits of the discarded part rem of a value shifted right
-// by `shift` (Truncated::sr_top in the core).
+// by `shift` (Truncated::sr_top in the core). 32-bit lanes only.
 HWY_INLINE V SrTop(D d, V rem, V shift, std::uint32_t bits) {
   const V b = hn::Set(d, bits);
   const V thirty_one = hn::Set(d, 31u);
@@ -71,11 +75,11 @@ HWY_INLINE V SrTop(D d, V rem, V shift, std::uint32_t bits) {
 // Whether to take code c + 1 instead of the truncated code c (round_away in
 // the core): kept holds c's low bits (its parity is c's), rem the discarded
 // bits, half_minus_one one less than half an ulp, shift the unclamped shift.
-template <Rounding R>
-HWY_INLINE M RoundAway(D d, V kept, V rem, V half_minus_one, V shift, M negative, V random,
-                       std::uint32_t random_bit_count) {
-  const V zero = hn::Zero(d);
-  const V one = hn::Set(d, 1u);
+template <Rounding R, class DL, class VL = hn::Vec<DL>, class ML = hn::Mask<DL>>
+HWY_INLINE ML RoundAway(DL d, VL kept, VL rem, VL half_minus_one, VL shift, ML negative, V random,
+                        std::uint32_t random_bit_count) {
+  const VL zero = hn::Zero(d);
+  const VL one = hn::Set(d, 1);
   if constexpr (R == Rounding::rne) {
     // rem > half, or rem == half with c odd: rem + parity > half.
     return rem > half_minus_one + (one ^ (kept & one));
@@ -90,7 +94,8 @@ HWY_INLINE M RoundAway(D d, V kept, V rem, V half_minus_one, V shift, M negative
   } else if constexpr (R == Rounding::rto) {
     return hn::AndNot((kept & one) != zero, rem != zero);
   } else {
-    // Stochastic: sr_top + r > mask, written so that nothing overflows 32 bits.
+    // Stochastic (float32 lanes only): sr_top + r > mask, written so that
+    // nothing overflows 32 bits.
     const V mask = hn::Set(d, random_bit_count == 32 ? ~0u : (1u << random_bit_count) - 1);
     return (random & mask) > (mask - SrTop(d, rem, shift, random_bit_count));
   }
@@ -112,19 +117,16 @@ HWY_INLINE V64 MulLow64(V64 a, V64 b) {
 #endif
 }
 
-// RandomStream::draw(i + lane) for every lane: splitmix64 (random.hpp) on
-// 64-bit lanes, two vectors of them, keeping the low half of each result.
+// RandomStream::draw(i + lane) for every lane, from an even position:
+// splitmix64 (random.hpp) on 64-bit lanes, whose halves are the draws of
+// two neighbouring lanes in little-endian order.
 HWY_INLINE V Draws(D d, const RandomStream& stream, std::size_t i) {
   const hn::Repartition<std::uint64_t, D> d64;
-  const auto mix = [&](std::uint64_t first) {
-    const auto position = hn::Iota(d64, first + 1);
-    auto z = hn::Set(d64, stream.seed) + MulLow64(position, hn::Set(d64, 0x9E3779B97F4A7C15ull));
-    z = MulLow64(z ^ hn::ShiftRight<30>(z), hn::Set(d64, 0xBF58476D1CE4E5B9ull));
-    z = MulLow64(z ^ hn::ShiftRight<27>(z), hn::Set(d64, 0x94D049BB133111EBull));
-    return hn::BitCast(d, z ^ hn::ShiftRight<31>(z));
-  };
-  const std::uint64_t first = stream.first + i;
-  return hn::ConcatEven(d, mix(first + hn::Lanes(d64)), mix(first));
+  const auto position = hn::Iota(d64, (stream.first + i) / 2 + 1);
+  auto z = hn::Set(d64, stream.seed) + MulLow64(position, hn::Set(d64, 0x9E3779B97F4A7C15ull));
+  z = MulLow64(z ^ hn::ShiftRight<30>(z), hn::Set(d64, 0xBF58476D1CE4E5B9ull));
+  z = MulLow64(z ^ hn::ShiftRight<27>(z), hn::Set(d64, 0x94D049BB133111EBull));
+  return hn::BitCast(d, z ^ hn::ShiftRight<31>(z));
 }
 #else
 // Older targets draw lane by lane.
@@ -141,28 +143,48 @@ HWY_INLINE V Draws(D d, const RandomStream& stream, std::size_t i) {
 enum Tally { kInexact, kUnderflow, kOverflow, kNegativeOverflow, kFlushed, kTinyToZero, kSubnormal, kTallies };
 using Tallies = std::uint64_t[kTallies];
 
-// The constants of one (format, policy) pair, as vectors.
-template <Rounding R>
+// The bits a lane's rounding starts from: float32's, or fp16's after the
+// kernel has narrowed float32 to fp16 by round-to-odd (NarrowToOddFp16).
+struct Float32Bits {
+  using Lane = std::uint32_t;
+  static constexpr std::uint32_t kMantissa = 23, kBias = 127;
+};
+struct Fp16Bits {
+  using Lane = std::uint16_t;
+  static constexpr std::uint32_t kMantissa = 10, kBias = 15;
+};
+
+// The constants of one (format, policy) pair, as vectors of the source's lanes.
+template <Rounding R, class Src>
 struct Constants {
+  using T = typename Src::Lane;
+  using DL = hn::Rebind<T, D>;
+  using VL = hn::Vec<DL>;
+  static constexpr int kLaneBits = 8 * sizeof(T);
+
   explicit Constants(const ConvertPlan& plan)
       : m(plan.mantissa_bits),
-        s(23 - m),
-        min_field(hn::Set(d, plan.min_field)),
-        normal_shift(hn::Set(d, s)),
-        shift_below_min_field(hn::Set(d, s + plan.min_field)),
-        min_normal(hn::Set(d, plan.min_field << 23)),
-        rebias(hn::Set(d, (plan.min_field - 1) << 23)),
-        normal_low_mask(hn::Set(d, (1u << s) - 1)),
-        normal_half_minus_one(hn::Set(d, (1u << (s - 1)) - 1)),
-        max_finite(hn::Set(d, plan.max_finite)),
-        first_normal_minus_one(hn::Set(d, (1u << m) - 1)),
+        s(Src::kMantissa - m),
+        min_field_value(plan.min_field - 127 + Src::kBias),
+        min_field(Set(min_field_value)),
+        normal_shift(Set(s)),
+        shift_below_min_field(Set(s + min_field_value)),
+        min_normal(Set(min_field_value << Src::kMantissa)),
+        rebias(Set((min_field_value - 1) << Src::kMantissa)),
+        normal_low_mask(Set((1u << s) - 1)),
+        normal_half_minus_one(Set((1u << (s - 1)) - 1)),
+        normal_span(Set((plan.max_field - plan.min_field + 1) << Src::kMantissa)),
+        max_finite(Set(plan.max_finite)),
+        first_normal_minus_one(Set((1u << m) - 1)),
         sign_shift(std::countr_zero(plan.sign_bit)),
-        overflow_positive(hn::Set(d, saturates(plan, false) ? plan.max_finite : plan.overflow_code[0])),
-        overflow_negative(hn::Set(d, saturates(plan, true) ? plan.sign_bit | plan.max_finite : plan.overflow_code[1])),
-        tiny_positive(hn::Set(d, tiny_below(plan, false))),
-        tiny_negative(hn::Set(d, tiny_below(plan, true))),
+        overflow_positive(Set(saturates(plan, false) ? plan.max_finite : plan.overflow_code[0])),
+        overflow_negative(Set(saturates(plan, true) ? plan.sign_bit | plan.max_finite : plan.overflow_code[1])),
+        tiny_positive(Set(tiny_below(plan, false))),
+        tiny_negative(Set(tiny_below(plan, true))),
         overflow_signed(hn::GetLane(overflow_negative) == (plan.sign_bit | hn::GetLane(overflow_positive)) &&
                         (hn::GetLane(overflow_positive) & plan.sign_bit) == 0) {}
+
+  VL Set(std::uint32_t value) const { return hn::Set(d, static_cast<T>(value)); }
 
   // overflow_result: modes that round toward zero give max finite, the
   // others infinity, or NaN where the format has no infinity.
@@ -175,99 +197,115 @@ struct Constants {
   // Tininess after rounding in a deterministic mode: rounded to full
   // precision with unbounded exponent, only the top ulp of the binade below
   // 2^emin can reach 2^emin, and whether it does depends on the magnitude
-  // and sign alone. Magnitudes (float32 bits) below this are tiny.
-  static std::uint32_t tiny_below(const ConvertPlan& plan, bool negative) {
-    const std::uint32_t min_normal = plan.min_field << 23;
-    const std::uint32_t ulp = 1u << (23 - plan.mantissa_bits);  // of the format, at full precision
-    if (!plan.tiny_after) return min_normal;
+  // and sign alone. Magnitudes (source bits) below this are tiny.
+  std::uint32_t tiny_below(const ConvertPlan& plan, bool negative) const {
+    const std::uint32_t min_normal_bits = min_field_value << Src::kMantissa;
+    // The format's ulp at full precision in the binade below 2^emin, in
+    // source codes: 2^s where that binade is one of the source's normal
+    // ones, 2^(s-1) where it is the source's subnormal range (e5m2 from
+    // fp16), whose codes are twice as wide.
+    const std::uint32_t ulp = min_field_value == 1 ? 1u << (s - 1) : 1u << s;
+    if (!plan.tiny_after) return min_normal_bits;
     switch (R) {
       case Rounding::rne:
-      case Rounding::rna: return min_normal - ulp / 2;  // the tie rounds up: to even 2^emin, or away
-      case Rounding::rup: return negative ? min_normal : min_normal - ulp + 1;
-      case Rounding::rdn: return negative ? min_normal - ulp + 1 : min_normal;
-      default: return min_normal;  // rtz and rto never round up to 2^emin; sr is decided per value
+      case Rounding::rna: return min_normal_bits - ulp / 2;  // the tie rounds up: to even 2^emin, or away
+      case Rounding::rup: return negative ? min_normal_bits : min_normal_bits - ulp + 1;
+      case Rounding::rdn: return negative ? min_normal_bits - ulp + 1 : min_normal_bits;
+      default: return min_normal_bits;  // rtz and rto never round up to 2^emin; sr is decided per value
     }
   }
 
-  const D d;
+  const DL d;
   const std::uint32_t m;  // mantissa bits
-  const std::uint32_t s;  // the shift from float32's mantissa to the format's
-  const V zero = hn::Zero(d);
-  const V one = hn::Set(d, 1u);
-  const V magnitude_mask = hn::Set(d, 0x7FFFFFFFu);
-  const V implicit_bit = hn::Set(d, 1u << 23);
-  const V max_shift = hn::Set(d, 25u);  // any larger shift leaves the whole value below half an ulp
-  const V min_field, normal_shift, shift_below_min_field, min_normal, rebias, normal_low_mask, normal_half_minus_one, max_finite,
-      first_normal_minus_one;
+  const std::uint32_t s;  // the shift from the source's mantissa to the format's
+  const std::uint32_t min_field_value;  // the source's exponent field of 2^emin
+  const VL zero = hn::Zero(d);
+  const VL one = Set(1);
+  const VL implicit_bit = Set(1u << Src::kMantissa);
+  const VL max_shift = Set(Src::kMantissa + 2);  // any larger shift leaves the whole value below half an ulp
+  const VL min_field, normal_shift, shift_below_min_field, min_normal, rebias, normal_low_mask,
+      normal_half_minus_one;
+  // From min_normal up to the top of the format's highest binade (any larger
+  // value overflows): the lanes of the short path.
+  const VL normal_span;
+  const VL max_finite, first_normal_minus_one;
   const int sign_shift;
-  const V overflow_positive, overflow_negative, tiny_positive, tiny_negative;
+  const VL overflow_positive, overflow_negative, tiny_positive, tiny_negative;
   // The negative overflow code is the positive one with the sign bit (the
   // sign can then be or-ed in after the choice).
   const bool overflow_signed;
 };
 
-// One vector of values, none of them NaN or infinite. kAllNormal: every
-// lane lies at or above the format's lowest binade, so no lane is tiny,
-// subnormal, flushed or zero, and the code is the rebiased bits shifted.
-template <Rounding R, bool kFlush, bool kAllNormal>
-HWY_INLINE V ConvertVector(const ConvertPlan& plan, const Constants<R>& k, V u, V a, M subnormal_input, V r,
-                           Tallies& tally) {
-  const D d;
+// One vector of values, none of them NaN or infinite.
+//   kFixedShift: the code is the rebiased source bits shifted by a constant,
+//     true where every lane lies at or above the format's lowest binade, and
+//     for every lane where that binade is the source's lowest (the format's
+//     subnormals are then the source's, shifted).
+//   kNoneTiny: no lane lies below the lowest binade, so none is tiny,
+//     subnormal, flushed or zero.
+template <Rounding R, bool kFlush, bool kFixedShift, bool kNoneTiny, class Src, class K = Constants<R, Src>,
+          class VL = typename K::VL, class ML = hn::Mask<typename K::DL>>
+HWY_INLINE VL ConvertVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML subnormal_input, V r,
+                            Tallies& tally) {
+  const typename K::DL d;
+  constexpr int kMantissa = Src::kMantissa;
   // Only the directed modes (and an asymmetric overflow code) need the sign
   // as a mask; the compiler drops it from the others.
-  const M negative = u != a;
+  const ML negative = u != a;
   constexpr bool kDirected = R == Rounding::rup || R == Rounding::rdn;
-  V source, shift, clamped_shift, low_mask;
-  if constexpr (kAllNormal) {
+  VL source, shift, clamped_shift, low_mask;
+  if constexpr (kFixedShift) {
     source = a - k.rebias;
     shift = clamped_shift = k.normal_shift;
     low_mask = k.normal_low_mask;
   } else {
     // The exact value as source * 2^-shift in units of the format's ulp:
-    // at or above the lowest binade the rebiased float32 bits (exponent
-    // field and mantissa), below it the 24-bit significand shifted one
+    // at or above the lowest binade the rebiased source bits (exponent
+    // field and mantissa), below it the significand shifted one
     // more per binade, so that codes below 2^emin are subnormal.
-    // Float32 subnormals (field 0) share field 1's binade without its
+    // Source subnormals (field 0) share field 1's binade without its
     // implicit bit; every binade below 2^emin adds one to the shift.
-    const V binade = hn::Min(hn::Max(hn::ShiftRight<23>(a), k.one), k.min_field);
+    const VL binade = hn::Min(hn::Max(hn::ShiftRight<kMantissa>(a), k.one), k.min_field);
     shift = k.shift_below_min_field - binade;
     clamped_shift = hn::Min(shift, k.max_shift);
     // Field f >= min_field keeps f - min_field + 1, below it 1 (the implicit
-    // bit) or 0 (a float32 subnormal).
-    source = a + k.implicit_bit - hn::ShiftLeft<23>(binade);
+    // bit) or 0 (a source subnormal).
+    source = a + k.implicit_bit - hn::ShiftLeft<kMantissa>(binade);
     low_mask = (k.one << clamped_shift) - k.one;
   }
-  const V kept = kAllNormal ? hn::ShiftRightSame(source, static_cast<int>(k.s)) : source >> clamped_shift;
-  const V rem = source & low_mask;
-  const M inexact = rem != k.zero;
-  const M away = RoundAway<R>(d, kept, rem, hn::ShiftRight<1>(low_mask), shift, negative, r, plan.random_bit_count);
-  V code = kept - hn::VecFromMask(d, away);
+  const VL kept = kFixedShift ? hn::ShiftRightSame(source, static_cast<int>(k.s)) : source >> clamped_shift;
+  const VL rem = source & low_mask;
+  const ML inexact = rem != k.zero;
+  const ML away = RoundAway<R>(d, kept, rem, hn::ShiftRight<1>(low_mask), shift, negative, r, plan.random_bit_count);
+  VL code = kept - hn::VecFromMask(d, away);
 
-  const M overflow = code > k.max_finite;
-  M inexact_flag = hn::Or(inexact, overflow);
-  if constexpr (!kAllNormal) {
-    M tiny;
-    if (R == Rounding::sr && plan.tiny_after) {
-      // The draw decides whether the top of the binade below 2^emin rounds
-      // up to 2^emin at full precision.
-      tiny = a < k.min_normal;
-      const V top = hn::ShiftRightSame(a, static_cast<int>(k.s));
-      const M reaches = RoundAway<R>(d, top, a & k.normal_low_mask, k.normal_half_minus_one, k.normal_shift,
-                                     negative, r, plan.random_bit_count);
-      tiny = hn::AndNot(hn::And(top + k.one == hn::ShiftRightSame(k.min_normal, static_cast<int>(k.s)), reaches),
-                        tiny);
+  const ML overflow = code > k.max_finite;
+  ML inexact_flag = hn::Or(inexact, overflow);
+  if constexpr (!kNoneTiny) {
+    ML tiny = a < k.tiny_positive;
+    if constexpr (R == Rounding::sr) {
+      if (plan.tiny_after) {
+        // The draw decides whether the top of the binade below 2^emin
+        // rounds up to 2^emin at full precision.
+        // (Rare lanes: the draw is consulted only when a vector has one.)
+        const VL top = hn::ShiftRightSame(a, static_cast<int>(k.s));
+        const ML at_top = top + k.one == hn::ShiftRightSame(k.min_normal, static_cast<int>(k.s));
+        if (HWY_UNLIKELY(!hn::AllFalse(d, at_top))) {
+          const ML reaches = RoundAway<R>(d, top, a & k.normal_low_mask, k.normal_half_minus_one, k.normal_shift,
+                                          negative, r, plan.random_bit_count);
+          tiny = hn::AndNot(hn::And(at_top, reaches), tiny);
+        }
+      }
     } else if constexpr (kDirected) {
       tiny = a < hn::IfThenElse(negative, k.tiny_negative, k.tiny_positive);
-    } else {
-      tiny = a < k.tiny_positive;
     }
-    M underflow = hn::And(tiny, inexact);
+    ML underflow = hn::And(tiny, inexact);
     if constexpr (kFlush) {
-      M tiny_to_zero = hn::AndNot(a == k.zero, code == k.zero);
+      ML tiny_to_zero = hn::AndNot(a == k.zero, code == k.zero);
       // The core's order: daz, then overflow, then ftz.
-      const M daz = hn::And(subnormal_input, MaskIf(d, plan.flush_inputs));
-      const M ftz = hn::AndNot(hn::Or(daz, a == k.zero), hn::And(tiny, MaskIf(d, plan.flush_results)));
-      const M flushed = hn::Or(daz, ftz);
+      const ML daz = hn::And(subnormal_input, MaskIf(d, plan.flush_inputs));
+      const ML ftz = hn::AndNot(hn::Or(daz, a == k.zero), hn::And(tiny, MaskIf(d, plan.flush_results)));
+      const ML flushed = hn::Or(daz, ftz);
       code = hn::IfThenZeroElse(flushed, code);
       inexact_flag = hn::AndNot(daz, hn::Or(inexact_flag, ftz));
       underflow = hn::AndNot(daz, hn::Or(underflow, ftz));
@@ -286,8 +324,8 @@ HWY_INLINE V ConvertVector(const ConvertPlan& plan, const Constants<R>& k, V u, 
   tally[kOverflow] += hn::CountTrue(d, overflow);
   if constexpr (kDirected) tally[kNegativeOverflow] += hn::CountTrue(d, hn::And(overflow, negative));
 
-  V sign = hn::ShiftLeftSame(hn::ShiftRight<31>(u), k.sign_shift);
-  if (!kAllNormal && !plan.negative_zero) sign = hn::IfThenZeroElse(code == k.zero, sign);
+  VL sign = hn::ShiftLeftSame(hn::ShiftRight<K::kLaneBits - 1>(u), k.sign_shift);
+  if (!kNoneTiny && !plan.negative_zero) sign = hn::IfThenZeroElse(code == k.zero, sign);
   if (!kDirected && k.overflow_signed) return hn::IfThenElse(overflow, k.overflow_positive, code) | sign;
   return hn::IfThenElse(overflow, hn::IfThenElse(negative, k.overflow_negative, k.overflow_positive), code | sign);
 }
@@ -299,7 +337,7 @@ HWY_INLINE V ConvertVector(const ConvertPlan& plan, const Constants<R>& k, V u, 
 // tests/speed). The flags follow from the result: the value is inexact iff
 // it does not widen back to the input, tiny after rounding iff below
 // 2^-14 - 2^-26 (the half-ulp below 2^-14 rounds up to it).
-HWY_INLINE V ConvertVectorF16c(const Constants<Rounding::rne>& k, V u, V a, Tallies& tally) {
+HWY_INLINE V ConvertVectorF16c(const Constants<Rounding::rne, Float32Bits>& k, V u, V a, Tallies& tally) {
   const D d;
   const hn::Rebind<float, D> df;
   const hn::Rebind<hwy::float16_t, D> dh;
@@ -317,6 +355,32 @@ HWY_INLINE V ConvertVectorF16c(const Constants<Rounding::rne>& k, V u, V a, Tall
   tally[kSubnormal] += hn::CountTrue(d, (code - k.one) < k.first_normal_minus_one);
   return bits;
 }
+
+using DH = hn::Rebind<std::uint16_t, D>;  // a 16-bit lane per input value
+using VH = hn::Vec<DH>;
+
+// Magnitudes a (float32 bits, finite) narrowed to fp16 by round-to-odd:
+// truncated, with the last bit set where truncating lost anything, which is
+// where truncating and rounding up differ (by one code; above fp16's range
+// they give max finite and infinity). Both conversions are vcvtps2ph with
+// the mode in its immediate, so MXCSR cannot change them. Rounding the
+// result to a format with at least two fewer bits, in any deterministic
+// mode, gives what rounding a gives (round-to-odd's double-rounding
+// property); plan.via_fp16 says where that holds for the whole range.
+HWY_INLINE VH NarrowToOddFp16(V a) {
+  constexpr int kDown = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+#if HWY_TARGET <= HWY_AVX3
+  const __m512 x = _mm512_castsi512_ps(a.raw);
+  const VH down{_mm512_cvtps_ph(x, kDown)};
+  const VH up{_mm512_cvtps_ph(x, kUp)};
+#else
+  const __m256 x = _mm256_castsi256_ps(a.raw);
+  const VH down{_mm256_cvtps_ph(x, kDown)};
+  const VH up{_mm256_cvtps_ph(x, kUp)};
+#endif
+  return down | (up - down);
+}
 #endif
 
 // kFlush: the policy flushes inputs (daz) or results (ftz).
@@ -328,14 +392,17 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   const hn::Rebind<std::int32_t, D> di;
   const hn::Rebind<Out, D> dout;
   const std::size_t lanes = hn::Lanes(d);
-  const Constants<R> k(plan);
+  const Constants<R, Float32Bits> k(plan);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
-  // Lanes from min_normal up to the top of the format's highest binade (any
-  // larger overflows in the general path) take the short path together.
-  const V normal_span = hn::Set(d, ((static_cast<std::uint32_t>(plan.max_field) + 1) << 23) - (plan.min_field << 23));
 #if HWY_TARGET <= HWY_AVX2
   constexpr bool kCanF16c = R == Rounding::rne && !kFlush && sizeof(Out) == 2;
   const bool f16c = kCanF16c && plan.hardware_fp16;
+  // 8-bit formats in deterministic modes: narrow to fp16 first, then round
+  // 16-bit lanes (half the vector work of 32-bit ones).
+  constexpr bool kCanViaFp16 = R != Rounding::sr && !kFlush && sizeof(Out) == 1;
+  const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
+  const hn::Rebind<std::int16_t, D> dh_signed;
+  const Constants<R, Fp16Bits> k16(plan);  // used only where via_fp16 holds
 #endif
 
   std::size_t i = 0;
@@ -343,7 +410,7 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   Tallies tally = {};
   for (; i + lanes <= n; i += lanes) {
     const V u = hn::BitCast(d, hn::LoadU(df, in + i));
-    const V a = u & k.magnitude_mask;
+    const V a = u & hn::Set(d, 0x7FFFFFFFu);
     M to_core = a > max_finite_float;  // infinities and NaNs
     M subnormal_input = MaskIf(d, false);
     if (kFlush || plan.subnormal_inputs_to_core) {
@@ -355,6 +422,26 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
       continue;
     }
     served += lanes;
+#if HWY_TARGET <= HWY_AVX2
+    if (kCanViaFp16 && via_fp16) {
+      if constexpr (kCanViaFp16) {
+        const VH a16 = NarrowToOddFp16(a);
+        // The sign: float32's top bit, moved to fp16's (exact as int16).
+        const VH sign16 = hn::BitCast(DH(), hn::DemoteTo(dh_signed, hn::ShiftRight<16>(hn::BitCast(di, u)))) &
+                          hn::Set(DH(), 0x8000);
+        const VH u16 = a16 | sign16;
+        const auto no_flush = MaskIf(DH(), false);
+        const VH bits =
+            hn::AllTrue(DH(), (a16 - k16.min_normal) < k16.normal_span)
+                ? ConvertVector<R, false, true, true, Fp16Bits>(plan, k16, u16, a16, no_flush, k.zero, tally)
+            : k16.min_field_value == 1
+                ? ConvertVector<R, false, true, false, Fp16Bits>(plan, k16, u16, a16, no_flush, k.zero, tally)
+                : ConvertVector<R, false, false, false, Fp16Bits>(plan, k16, u16, a16, no_flush, k.zero, tally);
+        hn::StoreU(hn::DemoteTo(dout, hn::BitCast(dh_signed, bits)), dout, out + i);
+      }
+      continue;
+    }
+#endif
     const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
     V bits;
 #if HWY_TARGET <= HWY_AVX2
@@ -362,10 +449,12 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
       if constexpr (kCanF16c) bits = ConvertVectorF16c(k, u, a, tally);
     } else
 #endif
-    if (hn::AllTrue(d, (a - k.min_normal) < normal_span)) {
-      bits = ConvertVector<R, kFlush, true>(plan, k, u, a, subnormal_input, r, tally);
+    if (hn::AllTrue(d, (a - k.min_normal) < k.normal_span)) {
+      bits = ConvertVector<R, kFlush, true, true, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
+    } else if (k.min_field_value == 1) {
+      bits = ConvertVector<R, kFlush, true, false, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
     } else {
-      bits = ConvertVector<R, kFlush, false>(plan, k, u, a, subnormal_input, r, tally);
+      bits = ConvertVector<R, kFlush, false, false, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
     }
     hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
   }
@@ -424,13 +513,30 @@ namespace fmtcheck::detail {
 HWY_EXPORT(ConvertToU8);
 HWY_EXPORT(ConvertToU16);
 
+namespace {
+
+// The kernel draws from even stream positions (two draws per generator
+// output): a batch starting at an odd one gives its first value to the core.
+template <typename Out, typename Kernel>
+void from_even_position(Kernel kernel, const ConvertPlan& plan, const float* in, std::size_t n, Out* out,
+                        const RandomStream* stream, FlagCounts* counts) {
+  if (stream != nullptr && stream->first % 2 != 0 && n > 0) {
+    convert_with_core(plan, in, 1, out, stream, 0, counts);
+    const RandomStream rest{stream->seed, stream->first + 1};
+    return kernel(plan, in + 1, n - 1, out + 1, &rest, counts);
+  }
+  kernel(plan, in, n, out, stream, counts);
+}
+
+}  // namespace
+
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint8_t* out,
                           const RandomStream* stream, FlagCounts* counts) {
-  HWY_DYNAMIC_DISPATCH(ConvertToU8)(plan, in, n, out, stream, counts);
+  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU8), plan, in, n, out, stream, counts);
 }
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint16_t* out,
                           const RandomStream* stream, FlagCounts* counts) {
-  HWY_DYNAMIC_DISPATCH(ConvertToU16)(plan, in, n, out, stream, counts);
+  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU16), plan, in, n, out, stream, counts);
 }
 
 }  // namespace fmtcheck::detail

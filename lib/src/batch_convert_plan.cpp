@@ -16,12 +16,19 @@ std::span<const ProvenPair> kernel_proven_pairs() {
       {&formats::bf16, Policy{}},
       {&formats::e4m3, Policy{}},
       {&formats::e5m2, Policy{}},
+      {&formats::e4m3fnuz, Policy{}},
+      {&formats::e5m2fnuz, Policy{}},
+      {&formats::e2m3, Policy{}},
+      {&formats::e3m2, Policy{}},
+      {&formats::e2m1, Policy{}},
       // FP8 training casts saturate (CUDA's __NV_SATFINITE, OCP's "sat").
       {&formats::e4m3, Policy{.overflow = Overflow::sat}},
       {&formats::e5m2, Policy{.overflow = Overflow::sat}},
       // Stochastic rounding on every bit of the draw, from a RandomStream.
+      {&formats::fp16, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
       {&formats::bf16, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
       {&formats::e4m3, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
+      {&formats::e5m2, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
   };
   return pairs;
 }
@@ -62,6 +69,13 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   fp16_encoding.name = formats::fp16.name;
   plan.hardware_fp16 = fp16_encoding == formats::fp16 && p.rounding == Rounding::rne && !plan.flush_inputs &&
                        !plan.flush_results && p.overflow == Overflow::nosat && p.tininess == Tininess::after;
+  const int fp16_min_exponent = formats::fp16.min_exponent();  // -14
+  const bool nearest = p.rounding == Rounding::rne || p.rounding == Rounding::rna;
+  plan.via_fp16 = f.storage_bits == 8 && p.rounding != Rounding::sr && !plan.flush_inputs && !plan.flush_results &&
+                  f.min_exponent() >= fp16_min_exponent && f.mantissa_bits + 2 <= formats::fp16.mantissa_bits &&
+                  f.min_exponent() - f.mantissa_bits >= fp16_min_exponent - formats::fp16.mantissa_bits + 2 &&
+                  // fp16 keeps values below 2^16: the modes that overflow only from 2^(emax+1) need emax < 15.
+                  (f.max_exponent() < formats::fp16.max_exponent() || nearest);
   plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
   return plan;
 }

@@ -7,7 +7,7 @@
 // once, one group at a time: what convert_batch runs, without re-deriving
 // the plan 2^28 times. The core runs value by value, as every caller's
 // fallback does. Under stochastic rounding input i (its bits) sits at
-// position i of one RandomStream, so the core takes splitmix64(seed, i).
+// position i of one RandomStream, whose draw(i) the core takes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -81,7 +81,7 @@ Mismatches check_groups(const detail::ConvertPlan& plan, std::uint64_t first, st
       std::uint64_t core_counts = 0;
       bool same = true;
       for (std::uint32_t i = g * kGroup; i < (g + 1) * kGroup; ++i) {
-        if (stochastic) policy.random_bits = static_cast<std::uint32_t>(splitmix64(kSeed, block * kGroup + i));
+        if (stochastic) policy.random_bits = RandomStream{kSeed, 0}.draw(block * kGroup + i);
         const Conversion c = round_to_format(unpack(in[i]), *plan.format, policy);
         core_counts += table[c.flags.bits()];
         same = same && fast[i] == c.bits;

@@ -19,8 +19,13 @@ TEST_CASE("splitmix64(seed, i) is output i of the reference SplitMix64 generator
   const std::uint64_t reference[] = {6457827717110365317ull, 3203168211198807973ull, 9817491932198370423ull,
                                      4593380528125082431ull, 16408922859458223821ull};
   for (std::uint64_t i = 0; i < 5; ++i) CHECK(splitmix64(1234567, i) == reference[i]);
-  const RandomStream stream{1234567, 2};
-  CHECK(stream.draw(1) == static_cast<std::uint32_t>(reference[3]));
+}
+
+TEST_CASE("RandomStream position q draws one half of splitmix64(seed, q / 2): low for even q, high for odd") {
+  const std::uint64_t third = 9817491932198370423ull;  // reference output 2 for seed 1234567
+  const RandomStream stream{1234567, 3};
+  CHECK(stream.draw(1) == static_cast<std::uint32_t>(third));
+  CHECK(stream.draw(2) == static_cast<std::uint32_t>(third >> 32));
 }
 
 namespace {
@@ -44,13 +49,13 @@ void check_against_core(const Format& f, int bits) {
   CAPTURE(bits);
   const Policy p{.rounding = Rounding::sr, .random_bit_count = bits};
   const std::vector<float> in = mixed_inputs(1000);
-  const RandomStream stream{7, 1000000};
+  const RandomStream stream{7, 1000001};  // odd: the kernel starts one value later
   std::vector<Out> whole(in.size()), pieces(in.size());
   const FlagCounts counts = convert_batch(in, f, p, std::span<Out>(whole), stream);
   // The same values in two pieces, the second one first: same draws.
   const std::size_t cut = 333;
   FlagCounts piece_counts = convert_batch(std::span(in).subspan(cut), f, p, std::span<Out>(pieces).subspan(cut),
-                                          RandomStream{7, 1000000 + cut});
+                                          RandomStream{7, 1000001 + cut});
   piece_counts += convert_batch(std::span(in).first(cut), f, p, std::span<Out>(pieces).first(cut), stream);
   FlagCounts core_counts;
   std::size_t differ = 0;

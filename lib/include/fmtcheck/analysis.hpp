@@ -94,7 +94,7 @@ struct ConversionStats {
 // before their cast; float64 input is scaled and converted as float64, so a
 // float64 tensor is measured exactly. A power-of-two scale makes the product
 // exact. With stochastic rounding, element i of the tensor draws
-// splitmix64(seed, i). Immutable: safe to share between threads.
+// RandomStream{seed}.draw(i). Immutable: safe to share between threads.
 class ScaledConversion {
  public:
   ScaledConversion(Format format, Policy policy, float scale, std::uint64_t seed = 0);

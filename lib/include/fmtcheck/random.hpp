@@ -20,15 +20,18 @@ constexpr std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t position) {
 
 namespace fmtcheck {
 
-// The draws of a batch under stochastic rounding: value i of the batch takes
-// the low 32 bits of splitmix64(seed, first + i), so a tensor converted in
+// The draws of a batch under stochastic rounding: value i of the batch sits
+// at position q = first + i of the stream and takes one half of
+// splitmix64(seed, q / 2), the low 32 bits for even q and the high for odd,
+// so one output of the generator serves two values. A tensor converted in
 // pieces, in any order, on any number of threads, rounds as if in one piece.
 struct RandomStream {
   std::uint64_t seed = 0;
   std::uint64_t first = 0;  // position of the batch's first value
 
   [[nodiscard]] constexpr std::uint32_t draw(std::uint64_t i) const {
-    return static_cast<std::uint32_t>(splitmix64(seed, first + i));
+    const std::uint64_t q = first + i;
+    return static_cast<std::uint32_t>(splitmix64(seed, q >> 1) >> (32 * (q & 1)));
   }
 };
 
