@@ -1,15 +1,19 @@
 // The SIMD form of round_to_format for float32 inputs (see
-// batch_convert_fast.hpp). Each 32-bit lane follows the core's steps in the
-// same order, on the float32 bits instead of a 64-bit significand:
+// batch_convert_fast.hpp). Each lane follows the core's steps in the same
+// order, on the source bits instead of a 64-bit significand:
 //
-//   - At or above the format's lowest binade, the code is the float32 bits
-//     with the exponent rebiased, shifted right by 23 - M: exponent field and
-//     mantissa move together, so a carry out of the mantissa is the next
-//     binade, exactly as the core's "c or c + 1" on codes.
-//   - Below it, the 24-bit significand is shifted further (subnormal codes).
+//   - At or above the format's lowest binade, the code is the source bits
+//     with the exponent rebiased, shifted right by (source mantissa - M):
+//     exponent field and mantissa move together, so a carry out of the
+//     mantissa is the next binade, exactly as the core's "c or c + 1" on codes.
+//   - Below it, the significand is shifted further (subnormal codes).
 //   - The discarded bits decide c or c + 1 per rounding mode (round_away in
 //     round_to_format.cpp), then overflow, tininess, ftz/daz and the flags
 //     are derived as the core derives them.
+//
+// The source is float32 itself (32-bit lanes), or, for 8-bit formats in
+// deterministic modes, float32 first narrowed to fp16 by round-to-odd
+// (16-bit lanes, see NarrowToOddFp16). fp16 in rne is the CPU's vcvtps2ph.
 //
 // Highway compiles this file once per x86-64 level (foreach_target.h) and
 // HWY_DYNAMIC_DISPATCH picks the best one the CPU has.
@@ -121,11 +125,12 @@ HWY_INLINE V64 MulLow64(V64 a, V64 b) {
 // splitmix64 (random.hpp) on 64-bit lanes, whose halves are the draws of
 // two neighbouring lanes in little-endian order.
 HWY_INLINE V Draws(D d, const RandomStream& stream, std::size_t i) {
+  using namespace splitmix64_constants;
   const hn::Repartition<std::uint64_t, D> d64;
   const auto position = hn::Iota(d64, (stream.first + i) / 2 + 1);
-  auto z = hn::Set(d64, stream.seed) + MulLow64(position, hn::Set(d64, 0x9E3779B97F4A7C15ull));
-  z = MulLow64(z ^ hn::ShiftRight<30>(z), hn::Set(d64, 0xBF58476D1CE4E5B9ull));
-  z = MulLow64(z ^ hn::ShiftRight<27>(z), hn::Set(d64, 0x94D049BB133111EBull));
+  auto z = hn::Set(d64, stream.seed) + MulLow64(position, hn::Set(d64, gamma));
+  z = MulLow64(z ^ hn::ShiftRight<30>(z), hn::Set(d64, mix1));
+  z = MulLow64(z ^ hn::ShiftRight<27>(z), hn::Set(d64, mix2));
   return hn::BitCast(d, z ^ hn::ShiftRight<31>(z));
 }
 #else

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "exhaustive.hpp"
+
 namespace fmtcheck::testing {
 
 struct Mismatches {
@@ -20,28 +22,23 @@ struct Mismatches {
 // check(state, i, examples) returns false on a mismatch and may describe it.
 template <typename MakeState, typename Check>
 Mismatches parallel_check(std::uint64_t n, MakeState make_state, Check check, std::size_t max_examples = 5) {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   Mismatches total;
   std::mutex mutex;
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < threads; ++w) {
-    pool.emplace_back([&, w] {
-      auto state = make_state();
-      Mismatches local;
-      for (std::uint64_t i = n * w / threads; i < n * (w + 1) / threads; ++i) {
-        std::string what;
-        if (!check(state, i, what)) {
-          if (++local.count <= max_examples) local.examples.push_back(what);
-        }
+  split_over_cores(n, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
+    auto state = make_state();
+    Mismatches local;
+    for (std::uint64_t i = begin; i < end; ++i) {
+      std::string what;
+      if (!check(state, i, what)) {
+        if (++local.count <= max_examples) local.examples.push_back(what);
       }
-      std::lock_guard lock(mutex);
-      total.count += local.count;
-      for (auto& e : local.examples) {
-        if (total.examples.size() < max_examples) total.examples.push_back(e);
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
+    }
+    std::lock_guard lock(mutex);
+    total.count += local.count;
+    for (auto& e : local.examples) {
+      if (total.examples.size() < max_examples) total.examples.push_back(e);
+    }
+  });
   return total;
 }
 

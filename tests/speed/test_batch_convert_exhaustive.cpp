@@ -16,11 +16,11 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "batch_convert_fast.hpp"
 #include "batch_convert_plan.hpp"
+#include "exhaustive.hpp"
 #include "fmtcheck/convert.hpp"
 #include "fmtcheck/random.hpp"
 
@@ -97,23 +97,15 @@ Mismatches check_groups(const detail::ConvertPlan& plan, std::uint64_t first, st
 
 // All 2^28 groups, split over every core.
 Mismatches check_every_input(const detail::ConvertPlan& plan) {
-  constexpr std::uint64_t total = (std::uint64_t{1} << 32) / kGroup;
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   Mismatches all;
   std::mutex mutex;
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      const std::uint64_t begin = total * t / threads;
-      const std::uint64_t end = total * (t + 1) / threads;
-      const Mismatches mine = plan.format->storage_bits == 8 ? check_groups<std::uint8_t>(plan, begin, end)
-                                                             : check_groups<std::uint16_t>(plan, begin, end);
-      const std::lock_guard lock(mutex);
-      all.groups += mine.groups;
-      all.first_inputs.insert(all.first_inputs.end(), mine.first_inputs.begin(), mine.first_inputs.end());
-    });
-  }
-  for (auto& th : pool) th.join();
+  testing::split_over_cores((std::uint64_t{1} << 32) / kGroup, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
+    const Mismatches mine = plan.format->storage_bits == 8 ? check_groups<std::uint8_t>(plan, begin, end)
+                                                           : check_groups<std::uint16_t>(plan, begin, end);
+    const std::lock_guard lock(mutex);
+    all.groups += mine.groups;
+    all.first_inputs.insert(all.first_inputs.end(), mine.first_inputs.begin(), mine.first_inputs.end());
+  });
   std::sort(all.first_inputs.begin(), all.first_inputs.end());
   return all;
 }

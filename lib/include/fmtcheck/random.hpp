@@ -9,10 +9,18 @@ namespace fmtcheck {
 
 // SplitMix64 (Steele, Lea & Flood 2014) evaluated at a position of its
 // sequence: a full-avalanche mix of seed + (position + 1) * golden ratio.
+// The batch kernel evaluates the same steps on vector lanes.
+namespace splitmix64_constants {
+inline constexpr std::uint64_t gamma = 0x9E3779B97F4A7C15ull;  // 2^64 / golden ratio
+inline constexpr std::uint64_t mix1 = 0xBF58476D1CE4E5B9ull;
+inline constexpr std::uint64_t mix2 = 0x94D049BB133111EBull;
+}  // namespace splitmix64_constants
+
 constexpr std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t position) {
-  std::uint64_t z = seed + (position + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  using namespace splitmix64_constants;
+  std::uint64_t z = seed + (position + 1) * gamma;
+  z = (z ^ (z >> 30)) * mix1;
+  z = (z ^ (z >> 27)) * mix2;
   return z ^ (z >> 31);
 }
 
