@@ -18,9 +18,7 @@ Format format_of(const Layout& l) {
   f.storage_bits = bits <= 8 ? 8 : bits <= 16 ? 16 : bits <= 32 ? 32 : 64;
   // A preset with the same encoding lends its name (and compares equal to it).
   for (const Format& preset : preset_formats()) {
-    Format named = f;
-    named.name = preset.name;
-    if (named == preset) return preset;
+    if (same_encoding(f, preset)) return preset;
   }
   f.name = "e" + std::to_string(l.exponent_bits) + "m" + std::to_string(l.mantissa_bits);
   return f;

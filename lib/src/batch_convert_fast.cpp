@@ -26,29 +26,6 @@
 #include <bit>
 
 #include "batch_convert_fast.hpp"
-#include "fmtcheck/round_to_format.hpp"
-#include "fmtcheck/unpacked.hpp"
-
-#ifndef FMTCHECK_BATCH_CONVERT_FAST_ONCE
-#define FMTCHECK_BATCH_CONVERT_FAST_ONCE
-namespace fmtcheck::detail {
-
-// The values the kernel does not take: converted one by one by the core.
-// `first` is in[0]'s position in the batch (the stream's draws follow it).
-template <typename Out>
-void convert_with_core(const ConvertPlan& plan, const float* in, std::size_t n, Out* out,
-                       const RandomStream* stream, std::size_t first, FlagCounts* counts) {
-  Policy policy = *plan.policy;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (stream != nullptr) policy.random_bits = stream->draw(first + i);
-    const Conversion c = round_to_format(unpack(in[i]), *plan.format, policy);
-    out[i] = static_cast<Out>(c.bits);
-    counts->add(c.flags);
-  }
-}
-
-}  // namespace fmtcheck::detail
-#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace fmtcheck::detail {

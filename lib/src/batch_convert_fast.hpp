@@ -12,8 +12,35 @@
 #include "batch_convert_plan.hpp"
 #include "fmtcheck/flags.hpp"
 #include "fmtcheck/random.hpp"
+#include "fmtcheck/round_to_format.hpp"
+#include "fmtcheck/unpacked.hpp"
 
 namespace fmtcheck::detail {
+
+// The core, value by value: every pair the kernel does not serve, and every
+// value it does not take. draw(i) gives value i's random bits; it is called
+// only under stochastic rounding.
+template <typename Out, typename Draw>
+void convert_with_core(const Format& f, const Policy& p, const float* in, std::size_t n, Out* out, Draw draw,
+                       FlagCounts* counts) {
+  Policy policy = p;
+  const bool stochastic = p.rounding == Rounding::sr;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (stochastic) policy.random_bits = draw(i);
+    const Conversion c = round_to_format(unpack(in[i]), f, policy);
+    out[i] = static_cast<Out>(c.bits);
+    counts->add(c.flags);
+  }
+}
+
+// The same for the kernel's own values: `first` is in[0]'s position in the
+// batch, whose draws the stream gives.
+template <typename Out>
+void convert_with_core(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
+                       std::size_t first, FlagCounts* counts) {
+  convert_with_core(*plan.format, *plan.policy, in, n, out, [&](std::size_t i) { return stream->draw(first + i); },
+                    counts);
+}
 
 // stream: stochastic rounding's draws, required when the policy rounds
 // stochastically (the kernel serves no other source of draws), ignored

@@ -65,9 +65,7 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.flush_results = p.flush_results();
   plan.tiny_after = p.tininess == Tininess::after;
   plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
-  Format fp16_encoding = f;
-  fp16_encoding.name = formats::fp16.name;
-  plan.hardware_fp16 = fp16_encoding == formats::fp16 && p.rounding == Rounding::rne && !plan.flush_inputs &&
+  plan.hardware_fp16 = same_encoding(f, formats::fp16) && p.rounding == Rounding::rne && !plan.flush_inputs &&
                        !plan.flush_results && p.overflow == Overflow::nosat && p.tininess == Tininess::after;
   const int fp16_min_exponent = formats::fp16.min_exponent();  // -14
   const bool nearest = p.rounding == Rounding::rne || p.rounding == Rounding::rna;

@@ -48,11 +48,8 @@ const std::vector<float>& table_for(const Format& f) {
 // The SIMD kernel for f's encoding (the name aside), or none.
 using Kernel = std::size_t (*)(const std::uint16_t*, std::size_t, float*);
 Kernel simd_kernel(const Format& f) {
-  Format encoding = f;
-  encoding.name = formats::fp16.name;
-  if (encoding == formats::fp16) return detail::decode_fp16_fast;
-  encoding.name = formats::bf16.name;
-  if (encoding == formats::bf16) return detail::decode_bf16_fast;
+  if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast;
+  if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast;
   return nullptr;
 }
 

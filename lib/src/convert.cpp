@@ -44,14 +44,9 @@ FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const
       return counts;
     }
   }
-  Policy policy = p;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (from_array) policy.random_bits = draws.array[i];
-    if (stream != nullptr) policy.random_bits = stream->draw(i);
-    const Conversion c = round_to_format(unpack(in[i]), to, policy);
-    out[i] = static_cast<Out>(c.bits);
-    counts.add(c.flags);
-  }
+  detail::convert_with_core(to, p, in.data(), in.size(), out.data(), [&](std::size_t i) {
+    return from_array ? draws.array[i] : stream != nullptr ? stream->draw(i) : p.random_bits;
+  }, &counts);
   return counts;
 }
 

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace fmtcheck {
@@ -78,6 +79,16 @@ struct Format {
 
   friend bool operator==(const Format& a, const Format& b) = default;
 };
+
+// Whether a and b encode the same values in the same bits, whatever their
+// names ("e5m10" and fp16 do).
+inline bool same_encoding(const Format& a, const Format& b) {
+  const auto fields = [](const Format& f) {
+    return std::tie(f.exponent_bits, f.mantissa_bits, f.bias, f.specials, f.is_signed, f.has_subnormals,
+                    f.storage_bits, f.pad_bits);
+  };
+  return fields(a) == fields(b);
+}
 
 // Value class of a code.
 enum class ValueClass : std::uint8_t { zero, subnormal, normal, inf, nan };
