@@ -218,50 +218,22 @@ struct Constants {
   const bool overflow_signed;
 };
 
-// One vector of values, none of them NaN or infinite.
-//   kFixedShift: the code is the rebiased source bits shifted by a constant,
-//     true where every lane lies at or above the format's lowest binade, and
-//     for every lane where that binade is the source's lowest (the format's
-//     subnormals are then the source's, shifted).
+// The steps after rounding, shared by every route: overflow, tininess,
+// ftz/daz and the flag tallies. code is the rounded magnitude code with
+// unbounded exponent (above max finite where the value overflows), inexact
+// whether rounding lost anything. Returns the code after flushing; sets
+// *overflow.
 //   kNoneTiny: no lane lies below the lowest binade, so none is tiny,
 //     subnormal, flushed or zero.
-template <Rounding R, bool kFlush, bool kFixedShift, bool kNoneTiny, class Src, class K = Constants<R, Src>,
-          class VL = typename K::VL, class ML = hn::Mask<typename K::DL>>
-HWY_INLINE VL ConvertVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML subnormal_input, V r,
-                            Tallies& tally) {
+template <Rounding R, bool kFlush, bool kNoneTiny, class K, class VL = typename K::VL,
+          class ML = hn::Mask<typename K::DL>>
+HWY_INLINE VL TallyFlags(const ConvertPlan& plan, const K& k, VL u, VL a, VL code, ML inexact, ML subnormal_input,
+                         V r, Tallies& tally, ML* overflow_out) {
   const typename K::DL d;
-  constexpr int kMantissa = Src::kMantissa;
-  // Only the directed modes (and an asymmetric overflow code) need the sign
-  // as a mask; the compiler drops it from the others.
   const ML negative = u != a;
   constexpr bool kDirected = R == Rounding::rup || R == Rounding::rdn;
-  VL source, shift, clamped_shift, low_mask;
-  if constexpr (kFixedShift) {
-    source = a - k.rebias;
-    shift = clamped_shift = k.normal_shift;
-    low_mask = k.normal_low_mask;
-  } else {
-    // The exact value as source * 2^-shift in units of the format's ulp:
-    // at or above the lowest binade the rebiased source bits (exponent
-    // field and mantissa), below it the significand shifted one
-    // more per binade, so that codes below 2^emin are subnormal.
-    // Source subnormals (field 0) share field 1's binade without its
-    // implicit bit; every binade below 2^emin adds one to the shift.
-    const VL binade = hn::Min(hn::Max(hn::ShiftRight<kMantissa>(a), k.one), k.min_field);
-    shift = k.shift_below_min_field - binade;
-    clamped_shift = hn::Min(shift, k.max_shift);
-    // Field f >= min_field keeps f - min_field + 1, below it 1 (the implicit
-    // bit) or 0 (a source subnormal).
-    source = a + k.implicit_bit - hn::ShiftLeft<kMantissa>(binade);
-    low_mask = (k.one << clamped_shift) - k.one;
-  }
-  const VL kept = kFixedShift ? hn::ShiftRightSame(source, static_cast<int>(k.s)) : source >> clamped_shift;
-  const VL rem = source & low_mask;
-  const ML inexact = rem != k.zero;
-  const ML away = RoundAway<R>(d, kept, rem, hn::ShiftRight<1>(low_mask), shift, negative, r, plan.random_bit_count);
-  VL code = kept - hn::VecFromMask(d, away);
-
   const ML overflow = code > k.max_finite;
+  *overflow_out = overflow;
   ML inexact_flag = hn::Or(inexact, overflow);
   if constexpr (!kNoneTiny) {
     ML tiny = a < k.tiny_positive;
@@ -296,7 +268,7 @@ HWY_INLINE VL ConvertVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML 
       tally[kTinyToZero] += hn::CountTrue(d, tiny_to_zero);
     } else {
       // A zero input always gives code 0: the rest of the zeros are tiny.
-      tally[kTinyToZero] += hn::CountTrue(d, code == k.zero) - hn::CountTrue(d, a == k.zero);
+      tally[kTinyToZero] += hn::CountTrue(d, hn::AndNot(a == k.zero, code == k.zero));
     }
     tally[kUnderflow] += hn::CountTrue(d, underflow);
     // Nonzero codes below the first normal (overflowed codes are above).
@@ -305,63 +277,134 @@ HWY_INLINE VL ConvertVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML 
   tally[kInexact] += hn::CountTrue(d, inexact_flag);
   tally[kOverflow] += hn::CountTrue(d, overflow);
   if constexpr (kDirected) tally[kNegativeOverflow] += hn::CountTrue(d, hn::And(overflow, negative));
+  return code;
+}
 
+// The code with its sign, or the policy's overflow code.
+template <Rounding R, bool kNoneTiny, class K, class VL = typename K::VL, class ML = hn::Mask<typename K::DL>>
+HWY_INLINE VL SignAndOverflow(const ConvertPlan& plan, const K& k, VL u, VL a, VL code, ML overflow) {
+  // Only the directed modes (and an asymmetric overflow code) need the sign
+  // as a mask; the compiler drops it from the others.
+  constexpr bool kDirected = R == Rounding::rup || R == Rounding::rdn;
   VL sign = hn::ShiftLeftSame(hn::ShiftRight<K::kLaneBits - 1>(u), k.sign_shift);
   if (!kNoneTiny && !plan.negative_zero) sign = hn::IfThenZeroElse(code == k.zero, sign);
   if (!kDirected && k.overflow_signed) return hn::IfThenElse(overflow, k.overflow_positive, code) | sign;
-  return hn::IfThenElse(overflow, hn::IfThenElse(negative, k.overflow_negative, k.overflow_positive), code | sign);
+  return hn::IfThenElse(overflow, hn::IfThenElse(u != a, k.overflow_negative, k.overflow_positive), code | sign);
+}
+
+template <Rounding R, bool kFlush, bool kNoneTiny, class K, class VL = typename K::VL,
+          class ML = hn::Mask<typename K::DL>>
+HWY_INLINE VL FinishVector(const ConvertPlan& plan, const K& k, VL u, VL a, VL code, ML inexact, ML subnormal_input,
+                           V r, Tallies& tally) {
+  ML overflow;
+  code = TallyFlags<R, kFlush, kNoneTiny>(plan, k, u, a, code, inexact, subnormal_input, r, tally, &overflow);
+  return SignAndOverflow<R, kNoneTiny>(plan, k, u, a, code, overflow);
+}
+
+// One vector of values, none of them NaN or infinite, rounded in software.
+//   kFixedShift: the code is the rebiased source bits shifted by a constant,
+//     true where every lane lies at or above the format's lowest binade, and
+//     for every lane where that binade is the source's lowest (the format's
+//     subnormals are then the source's, shifted).
+//   kNoneTiny: as FinishVector.
+template <Rounding R, bool kFlush, bool kFixedShift, bool kNoneTiny, class Src, class K = Constants<R, Src>,
+          class VL = typename K::VL, class ML = hn::Mask<typename K::DL>>
+HWY_INLINE VL ConvertVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML subnormal_input, V r,
+                            Tallies& tally) {
+  const typename K::DL d;
+  constexpr int kMantissa = Src::kMantissa;
+  VL source, shift, clamped_shift, low_mask;
+  if constexpr (kFixedShift) {
+    source = a - k.rebias;
+    shift = clamped_shift = k.normal_shift;
+    low_mask = k.normal_low_mask;
+  } else {
+    // The exact value as source * 2^-shift in units of the format's ulp:
+    // at or above the lowest binade the rebiased source bits (exponent
+    // field and mantissa), below it the significand shifted one
+    // more per binade, so that codes below 2^emin are subnormal.
+    // Source subnormals (field 0) share field 1's binade without its
+    // implicit bit; every binade below 2^emin adds one to the shift.
+    const VL binade = hn::Min(hn::Max(hn::ShiftRight<kMantissa>(a), k.one), k.min_field);
+    shift = k.shift_below_min_field - binade;
+    clamped_shift = hn::Min(shift, k.max_shift);
+    // Field f >= min_field keeps f - min_field + 1, below it 1 (the implicit
+    // bit) or 0 (a source subnormal).
+    source = a + k.implicit_bit - hn::ShiftLeft<kMantissa>(binade);
+    low_mask = (k.one << clamped_shift) - k.one;
+  }
+  const VL kept = kFixedShift ? hn::ShiftRightSame(source, static_cast<int>(k.s)) : source >> clamped_shift;
+  const VL rem = source & low_mask;
+  const ML away = RoundAway<R>(d, kept, rem, hn::ShiftRight<1>(low_mask), shift, u != a, r, plan.random_bit_count);
+  const VL code = kept - hn::VecFromMask(d, away);
+  return FinishVector<R, kFlush, kNoneTiny>(plan, k, u, a, code, rem != k.zero, subnormal_input, r, tally);
 }
 
 #if HWY_TARGET <= HWY_AVX2
-// fp32 -> fp16 in rne by the CPU's own vcvtps2ph (F16C, every AVX2 and
-// AVX-512 target): the immediate selects nearest-even whatever MXCSR says,
-// and its results equal the core's on every non-NaN input (proven again in
-// tests/speed). The flags follow from the result: the value is inexact iff
-// it does not widen back to the input, tiny after rounding iff below
-// 2^-14 - 2^-26 (the half-ulp below 2^-14 rounds up to it).
-HWY_INLINE V ConvertVectorF16c(const Constants<Rounding::rne, Float32Bits>& k, V u, V a, Tallies& tally) {
-  const D d;
-  const hn::Rebind<float, D> df;
-  const hn::Rebind<hwy::float16_t, D> dh;
-  const hn::Rebind<std::uint16_t, D> dh_bits;
-  const auto x = hn::BitCast(df, u);
-  const auto half = hn::DemoteTo(dh, x);
-  const V bits = hn::PromoteTo(d, hn::BitCast(dh_bits, half));
-  const V code = bits & hn::Set(d, 0x7FFFu);
-  const M inexact = hn::RebindMask(d, hn::PromoteTo(df, half) != x);  // overflow: infinity != x
-  const M overflow = code == hn::Set(d, 0x7C00u);
-  tally[kInexact] += hn::CountTrue(d, inexact);
-  tally[kUnderflow] += hn::CountTrue(d, hn::And(inexact, a < k.tiny_positive));
-  tally[kOverflow] += hn::CountTrue(d, overflow);
-  tally[kTinyToZero] += hn::CountTrue(d, hn::AndNot(a == k.zero, code == k.zero));
-  tally[kSubnormal] += hn::CountTrue(d, (code - k.one) < k.first_normal_minus_one);
-  return bits;
-}
-
 using DH = hn::Rebind<std::uint16_t, D>;  // a 16-bit lane per input value
 using VH = hn::Vec<DH>;
+
+// Float32 bits x narrowed to fp16 by the CPU's own vcvtps2ph (F16C, every
+// AVX2 and AVX-512 target), with the rounding direction in its immediate,
+// so MXCSR.RC cannot change it (and FTZ does not apply to it; DAZ may, see
+// ConvertKernel).
+template <int kImmediate>
+HWY_INLINE VH HardwareFp16(V x) {
+  constexpr int kMode = kImmediate | _MM_FROUND_NO_EXC;
+#if HWY_TARGET <= HWY_AVX3
+  return VH{_mm512_cvtps_ph(_mm512_castsi512_ps(x.raw), kMode)};
+#else
+  return VH{_mm256_cvtps_ph(_mm256_castsi256_ps(x.raw), kMode)};
+#endif
+}
 
 // Magnitudes a (float32 bits, finite) narrowed to fp16 by round-to-odd:
 // truncated, with the last bit set where truncating lost anything, which is
 // where truncating and rounding up differ (by one code; above fp16's range
-// they give max finite and infinity). Both conversions are vcvtps2ph with
-// the mode in its immediate, so MXCSR cannot change them. Rounding the
-// result to a format with at least two fewer bits, in any deterministic
-// mode, gives what rounding a gives (round-to-odd's double-rounding
-// property); plan.via_fp16 says where that holds for the whole range.
+// they give max finite and infinity). Rounding the result to a format with
+// at least two fewer bits, in any deterministic mode, gives what rounding a
+// gives (round-to-odd's double-rounding property); plan.via_fp16 says
+// where that holds for the whole range.
 HWY_INLINE VH NarrowToOddFp16(V a) {
-  constexpr int kDown = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-  constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
-#if HWY_TARGET <= HWY_AVX3
-  const __m512 x = _mm512_castsi512_ps(a.raw);
-  const VH down{_mm512_cvtps_ph(x, kDown)};
-  const VH up{_mm512_cvtps_ph(x, kUp)};
-#else
-  const __m256 x = _mm256_castsi256_ps(a.raw);
-  const VH down{_mm256_cvtps_ph(x, kDown)};
-  const VH up{_mm256_cvtps_ph(x, kUp)};
-#endif
-  return down | (up - down);
+  const VH down = HardwareFp16<_MM_FROUND_TO_ZERO>(a);
+  return down | (HardwareFp16<_MM_FROUND_TO_POS_INF>(a) - down);
+}
+
+// fp32 -> fp16 by vcvtps2ph: the immediate gives rne, rtz, rup and rdn of
+// the signed value, and rto is NarrowToOddFp16. Its results equal the
+// core's on every finite input (proven in tests/speed, and under MXCSR.DAZ
+// in test_batch_convert_mxcsr.cpp). The code becomes the core's unbounded one (every magnitude
+// from 2^16 up overflows, whatever the hardware saturated to), and
+// FinishVector does the rest: overflow and sat, tininess, ftz/daz, the
+// flags and the sign.
+template <Rounding R, bool kFlush, bool kNoneTiny>
+HWY_INLINE VH ConvertVectorF16c(const ConvertPlan& plan, const Constants<R, Float32Bits>& k, V u, V a,
+                               M subnormal_input, Tallies& tally) {
+  const D d;
+  VH magnitude, hardware;
+  if constexpr (R == Rounding::rto) {
+    magnitude = hardware = NarrowToOddFp16(a);
+  } else {
+    constexpr int kMode = R == Rounding::rne   ? _MM_FROUND_TO_NEAREST_INT
+                          : R == Rounding::rtz ? _MM_FROUND_TO_ZERO
+                          : R == Rounding::rup ? _MM_FROUND_TO_POS_INF
+                                               : _MM_FROUND_TO_NEG_INF;
+    hardware = HardwareFp16<kMode>(u);
+    magnitude = hardware & hn::Set(DH(), 0x7FFF);
+  }
+  // Inexact iff the code does not widen back to a (vcvtph2ps is exact).
+  const auto widened = hn::PromoteTo(hn::Rebind<float, D>(), hn::BitCast(hn::Rebind<hwy::float16_t, D>(), magnitude));
+  const M inexact = hn::BitCast(d, widened) != a;
+  const V too_large = hn::Set(d, 0x7C00u);  // the unbounded code of every magnitude from 2^16 up
+  V code = hn::IfThenElse(AtLeast(a, hn::Set(d, 0x47800000u)), too_large, hn::PromoteTo(d, magnitude));
+  M overflow;
+  code = TallyFlags<R, kFlush, kNoneTiny>(plan, k, u, a, code, inexact, subnormal_input, k.zero, tally, &overflow);
+  // Without flushing or saturation, the signed hardware result is the
+  // core's: infinity where it overflows, max finite where the mode rounds
+  // toward zero.
+  if (!kFlush && R != Rounding::rto && !plan.saturate_always) return hardware;
+  const hn::Rebind<std::int32_t, D> di;  // codes fit 16 bits: the signed demotion keeps them
+  return hn::DemoteTo(DH(), hn::BitCast(di, SignAndOverflow<R, kNoneTiny>(plan, k, u, a, code, overflow)));
 }
 #endif
 
@@ -377,7 +420,8 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   const Constants<R, Float32Bits> k(plan);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
 #if HWY_TARGET <= HWY_AVX2
-  constexpr bool kCanF16c = R == Rounding::rne && !kFlush && sizeof(Out) == 2;
+  // fp16 in the modes vcvtps2ph has (plan.hardware_fp16).
+  constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
   const bool f16c = kCanF16c && plan.hardware_fp16;
   // 8-bit formats in deterministic modes: narrow to fp16 first, then round
   // 16-bit lanes (half the vector work of 32-bit ones).
@@ -385,6 +429,12 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
   const hn::Rebind<std::int16_t, D> dh_signed;
   const Constants<R, Fp16Bits> k16(plan);  // used only where via_fp16 holds
+  // vcvtps2ph may read a float32 subnormal as zero under MXCSR.DAZ (the
+  // manual says so of vcvtph2ps's inputs only): while the caller's MXCSR
+  // has it, vectors with one go to the core.
+  const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
+#else
+  constexpr bool hardware_daz = false;
 #endif
 
   std::size_t i = 0;
@@ -395,9 +445,9 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
     const V a = u & hn::Set(d, 0x7FFFFFFFu);
     M to_core = a > max_finite_float;  // infinities and NaNs
     M subnormal_input = MaskIf(d, false);
-    if (kFlush || plan.subnormal_inputs_to_core) {
+    if (kFlush || plan.subnormal_inputs_to_core || hardware_daz) {
       subnormal_input = hn::AndNot(a == k.zero, a < k.implicit_bit);
-      if (plan.subnormal_inputs_to_core) to_core = hn::Or(to_core, subnormal_input);
+      if (plan.subnormal_inputs_to_core || hardware_daz) to_core = hn::Or(to_core, subnormal_input);
     }
     if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
       convert_with_core(plan, in + i, lanes, out + i, stream, i, counts);
@@ -424,14 +474,20 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
       continue;
     }
 #endif
-    const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
-    V bits;
+    const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
 #if HWY_TARGET <= HWY_AVX2
     if (kCanF16c && f16c) {
-      if constexpr (kCanF16c) bits = ConvertVectorF16c(k, u, a, tally);
-    } else
+      if constexpr (kCanF16c) {
+        const VH bits = none_tiny ? ConvertVectorF16c<R, kFlush, true>(plan, k, u, a, subnormal_input, tally)
+                                  : ConvertVectorF16c<R, kFlush, false>(plan, k, u, a, subnormal_input, tally);
+        hn::StoreU(bits, DH(), out + i);
+      }
+      continue;
+    }
 #endif
-    if (hn::AllTrue(d, (a - k.min_normal) < k.normal_span)) {
+    const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
+    V bits;
+    if (none_tiny) {
       bits = ConvertVector<R, kFlush, true, true, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
     } else if (k.min_field_value == 1) {
       bits = ConvertVector<R, kFlush, true, false, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);

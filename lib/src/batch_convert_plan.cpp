@@ -13,7 +13,14 @@ namespace fmtcheck::detail {
 std::span<const ProvenPair> kernel_proven_pairs() {
   static const ProvenPair pairs[] = {
       {&formats::fp16, Policy{}},
+      // fp16 in the other modes vcvtps2ph has, and saturating.
+      {&formats::fp16, Policy{.rounding = Rounding::rtz}},
+      {&formats::fp16, Policy{.rounding = Rounding::rup}},
+      {&formats::fp16, Policy{.rounding = Rounding::rdn}},
+      {&formats::fp16, Policy{.overflow = Overflow::sat}},
       {&formats::bf16, Policy{}},
+      // Truncation, the cheap bf16 cast.
+      {&formats::bf16, Policy{.rounding = Rounding::rtz}},
       {&formats::e4m3, Policy{}},
       {&formats::e5m2, Policy{}},
       {&formats::e4m3fnuz, Policy{}},
@@ -64,9 +71,9 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.flush_inputs = p.flush_inputs();
   plan.flush_results = p.flush_results();
   plan.tiny_after = p.tininess == Tininess::after;
-  plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
-  plan.hardware_fp16 = same_encoding(f, formats::fp16) && p.rounding == Rounding::rne && !plan.flush_inputs &&
-                       !plan.flush_results && p.overflow == Overflow::nosat && p.tininess == Tininess::after;
+  // vcvtps2ph has every deterministic mode but rna (rto by two of them).
+  plan.hardware_fp16 = same_encoding(f, formats::fp16) && p.rounding != Rounding::sr && p.rounding != Rounding::rna;
+  plan.subnormal_inputs_to_core = (min_field == 1) && !p.flush_inputs();
   const int fp16_min_exponent = formats::fp16.min_exponent();  // -14
   const bool nearest = p.rounding == Rounding::rne || p.rounding == Rounding::rna;
   plan.via_fp16 = f.storage_bits == 8 && p.rounding != Rounding::sr && !plan.flush_inputs && !plan.flush_results &&

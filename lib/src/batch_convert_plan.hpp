@@ -31,10 +31,11 @@ struct ConvertPlan {
   bool tiny_after = false;               // tininess after rounding
   // The kernel leaves float32 subnormal inputs to the core where they fall
   // in the format's binade just below 2^emin or lower with tininess subtle
-  // (formats with float32's exponent range, such as bf16).
+  // (formats with float32's exponent range, such as bf16); not under daz.
   bool subnormal_inputs_to_core = false;
-  // fp16's encoding in rne without flushing: the CPU's F16C instruction
-  // gives the core's results (the kernel uses it where the target has it).
+  // fp16's encoding in a mode the CPU's F16C instruction has (all
+  // deterministic ones but rna): it rounds, the kernel derives the rest
+  // (where the target has it).
   bool hardware_fp16 = false;
   // An 8-bit format and a deterministic mode for which narrowing to fp16 by
   // round-to-odd loses nothing: every rounding boundary of the format lies

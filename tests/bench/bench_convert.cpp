@@ -9,7 +9,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -138,20 +137,29 @@ BENCHMARK(reference_f16c)->Name("reference/f16c")->Unit(benchmark::kMillisecond)
 // Formats are read when the benchmark runs, not at registration, so the
 // presets' static initialisation order does not matter.
 const bool registered = [] {
-  const Policy sat{.overflow = Overflow::sat};
-  const Policy sr32{.rounding = Rounding::sr, .random_bit_count = 32};
-  const std::tuple<const char*, const Format*, Policy> conversions[] = {
-      {"convert/fp16/rne", &formats::fp16, {}},      {"convert/bf16/rne", &formats::bf16, {}},
-      {"convert/e4m3/rne", &formats::e4m3, {}},      {"convert/e5m2/rne", &formats::e5m2, {}},
-      {"convert/e4m3/sat", &formats::e4m3, sat},     {"convert/e5m2/sat", &formats::e5m2, sat},
-      {"convert/fp16/sr32", &formats::fp16, sr32},   {"convert/bf16/sr32", &formats::bf16, sr32},
-      {"convert/e4m3/sr32", &formats::e4m3, sr32},   {"convert/e5m2/sr32", &formats::e5m2, sr32},
-      {"convert/fp16/rtz", &formats::fp16, Policy{.rounding = Rounding::rtz}}};
-  for (const auto& [name, f, policy] : conversions) {
-    benchmark::RegisterBenchmark(name, [f, policy](benchmark::State& s) {
-      if (f->storage_bits == 8) return convert_to<std::uint8_t>(s, *f, policy);
-      convert_to<std::uint16_t>(s, *f, policy);
-    })->Unit(benchmark::kMillisecond);
+  // Every policy the kernel serves for the four training formats, one axis
+  // changed from the default at a time.
+  const std::pair<const char*, Policy> policies[] = {
+      {"rne", {}},
+      {"rna", {.rounding = Rounding::rna}},
+      {"rtz", {.rounding = Rounding::rtz}},
+      {"rup", {.rounding = Rounding::rup}},
+      {"rdn", {.rounding = Rounding::rdn}},
+      {"rto", {.rounding = Rounding::rto}},
+      {"sat", {.overflow = Overflow::sat}},
+      {"ftz", {.subnormals = Subnormals::ftz}},
+      {"daz", {.subnormals = Subnormals::daz}},
+      {"sr32", {.rounding = Rounding::sr, .random_bit_count = 32}}};
+  const std::pair<const char*, const Format*> targets[] = {
+      {"fp16", &formats::fp16}, {"bf16", &formats::bf16}, {"e4m3", &formats::e4m3}, {"e5m2", &formats::e5m2}};
+  for (const auto& [format_name, f] : targets) {
+    for (const auto& [policy_name, policy] : policies) {
+      const std::string name = std::string("convert/") + format_name + "/" + policy_name;
+      benchmark::RegisterBenchmark(name.c_str(), [f, policy](benchmark::State& s) {
+        if (f->storage_bits == 8) return convert_to<std::uint8_t>(s, *f, policy);
+        convert_to<std::uint16_t>(s, *f, policy);
+      })->Unit(benchmark::kMillisecond);
+    }
   }
   benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
       ->Unit(benchmark::kMillisecond);
