@@ -372,18 +372,18 @@ HWY_INLINE VH NarrowToOddFp16(V a) {
 
 // fp32 -> fp16 by vcvtps2ph: the immediate gives rne, rtz, rup and rdn of
 // the signed value, and rto is NarrowToOddFp16. Its results equal the
-// core's on every finite input (proven in tests/speed, and under MXCSR.DAZ
-// in test_batch_convert_mxcsr.cpp). The code becomes the core's unbounded one (every magnitude
-// from 2^16 up overflows, whatever the hardware saturated to), and
-// FinishVector does the rest: overflow and sat, tininess, ftz/daz, the
-// flags and the sign.
+// core's on every finite input (proven in tests/speed, also under
+// MXCSR.DAZ). The code becomes the core's unbounded one (every magnitude
+// from 2^16 up overflows, whatever the hardware saturated to), and the
+// shared steps do the rest: overflow and sat, tininess, ftz/daz, the flags
+// and the sign.
 template <Rounding R, bool kFlush, bool kNoneTiny>
 HWY_INLINE VH ConvertVectorF16c(const ConvertPlan& plan, const Constants<R, Float32Bits>& k, V u, V a,
                                M subnormal_input, Tallies& tally) {
   const D d;
-  VH magnitude, hardware;
+  VH magnitude, hardware;  // hardware: the signed result, where the immediate has the mode
   if constexpr (R == Rounding::rto) {
-    magnitude = hardware = NarrowToOddFp16(a);
+    magnitude = NarrowToOddFp16(a);
   } else {
     constexpr int kMode = R == Rounding::rne   ? _MM_FROUND_TO_NEAREST_INT
                           : R == Rounding::rtz ? _MM_FROUND_TO_ZERO
@@ -429,9 +429,9 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
   const hn::Rebind<std::int16_t, D> dh_signed;
   const Constants<R, Fp16Bits> k16(plan);  // used only where via_fp16 holds
-  // vcvtps2ph may read a float32 subnormal as zero under MXCSR.DAZ (the
-  // manual says so of vcvtph2ps's inputs only): while the caller's MXCSR
-  // has it, vectors with one go to the core.
+  // vcvtps2ph reads a float32 subnormal as zero under MXCSR.DAZ (measured;
+  // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
+  // vectors holding one go to the core.
   const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
 #else
   constexpr bool hardware_daz = false;

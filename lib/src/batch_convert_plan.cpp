@@ -73,7 +73,7 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.tiny_after = p.tininess == Tininess::after;
   // vcvtps2ph has every deterministic mode but rna (rto by two of them).
   plan.hardware_fp16 = same_encoding(f, formats::fp16) && p.rounding != Rounding::sr && p.rounding != Rounding::rna;
-  plan.subnormal_inputs_to_core = (min_field == 1) && !p.flush_inputs();
+  plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
   const int fp16_min_exponent = formats::fp16.min_exponent();  // -14
   const bool nearest = p.rounding == Rounding::rne || p.rounding == Rounding::rna;
   plan.via_fp16 = f.storage_bits == 8 && p.rounding != Rounding::sr && !plan.flush_inputs && !plan.flush_results &&
