@@ -50,10 +50,10 @@ FlagCounts convert_scaled(std::span<const double> x, const Format& f, const Poli
                           std::uint64_t first, std::span<Code> codes) {
   const RandomStream draws{seed, first};
   FlagCounts counts;
-  Policy q = p;
+  const Rounder round(f, p);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (p.rounding == Rounding::sr) q.random_bits = draws.draw(i);
-    const Conversion c = convert(x[i] * static_cast<double>(scale), f, q);
+    const Conversion c = round(unpack(x[i] * static_cast<double>(scale)),
+                               p.rounding == Rounding::sr ? draws.draw(i) : p.random_bits);
     codes[i] = static_cast<Code>(c.bits);
     counts.add(c.flags);
   }

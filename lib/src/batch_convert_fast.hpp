@@ -23,11 +23,10 @@ namespace fmtcheck::detail {
 template <typename Out, typename Draw>
 void convert_with_core(const Format& f, const Policy& p, const float* in, std::size_t n, Out* out, Draw draw,
                        FlagCounts* counts) {
-  Policy policy = p;
+  const Rounder round(f, p);
   const bool stochastic = p.rounding == Rounding::sr;
   for (std::size_t i = 0; i < n; ++i) {
-    if (stochastic) policy.random_bits = draw(i);
-    const Conversion c = round_to_format(unpack(in[i]), f, policy);
+    const Conversion c = round(unpack(in[i]), stochastic ? draw(i) : p.random_bits);
     out[i] = static_cast<Out>(c.bits);
     counts->add(c.flags);
   }

@@ -5,38 +5,39 @@
 #include "batch_convert_plan.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "fmtcheck/nan_rules.hpp"
 
 namespace fmtcheck::detail {
 
 std::span<const ProvenPair> kernel_proven_pairs() {
-  static const ProvenPair pairs[] = {
-      {&formats::fp16, Policy{}},
-      // fp16 in the other modes vcvtps2ph has, and saturating.
-      {&formats::fp16, Policy{.rounding = Rounding::rtz}},
-      {&formats::fp16, Policy{.rounding = Rounding::rup}},
-      {&formats::fp16, Policy{.rounding = Rounding::rdn}},
-      {&formats::fp16, Policy{.overflow = Overflow::sat}},
-      {&formats::bf16, Policy{}},
-      // Truncation, the cheap bf16 cast.
-      {&formats::bf16, Policy{.rounding = Rounding::rtz}},
-      {&formats::e4m3, Policy{}},
-      {&formats::e5m2, Policy{}},
-      {&formats::e4m3fnuz, Policy{}},
-      {&formats::e5m2fnuz, Policy{}},
-      {&formats::e2m3, Policy{}},
-      {&formats::e3m2, Policy{}},
-      {&formats::e2m1, Policy{}},
-      // FP8 training casts saturate (CUDA's __NV_SATFINITE, OCP's "sat").
-      {&formats::e4m3, Policy{.overflow = Overflow::sat}},
-      {&formats::e5m2, Policy{.overflow = Overflow::sat}},
-      // Stochastic rounding on every bit of the draw, from a RandomStream.
-      {&formats::fp16, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
-      {&formats::bf16, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
-      {&formats::e4m3, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
-      {&formats::e5m2, Policy{.rounding = Rounding::sr, .random_bit_count = 32}},
-  };
+  static const std::vector<ProvenPair> pairs = [] {
+    // The training formats under every rounding mode, saturation, ftz, daz
+    // and stochastic rounding on every bit of a RandomStream draw: one axis
+    // away from the default policy at a time.
+    const Policy one_axis[] = {
+        Policy{},
+        Policy{.rounding = Rounding::rna},
+        Policy{.rounding = Rounding::rtz},
+        Policy{.rounding = Rounding::rup},
+        Policy{.rounding = Rounding::rdn},
+        Policy{.rounding = Rounding::rto},
+        Policy{.overflow = Overflow::sat},
+        Policy{.subnormals = Subnormals::ftz},
+        Policy{.subnormals = Subnormals::daz},
+        Policy{.rounding = Rounding::sr, .random_bit_count = 32},
+    };
+    std::vector<ProvenPair> list;
+    for (const Format* f : {&formats::fp16, &formats::bf16, &formats::e4m3, &formats::e5m2}) {
+      for (const Policy& p : one_axis) list.push_back({f, p});
+    }
+    // The other small formats with the default policy.
+    for (const Format* f : {&formats::e4m3fnuz, &formats::e5m2fnuz, &formats::e2m3, &formats::e3m2, &formats::e2m1}) {
+      list.push_back({f, Policy{}});
+    }
+    return list;
+  }();
   return pairs;
 }
 

@@ -56,8 +56,8 @@ void convert_to(benchmark::State& state, const Format& to, Policy policy) {
   set_items(state);
 }
 
-// The scalar core itself, one value at a time (unpack + round_to_format): what
-// every exhaustive oracle test and every value the kernel does not serve pays.
+// The scalar core itself, one value at a time (unpack + rounding): what every
+// exhaustive test and every value the kernel does not serve pays.
 // Every 256th float32 bit pattern: the input mix of the exhaustive tests
 // (mostly far outside the 8-bit formats' range), in the same ascending order.
 const std::vector<float>& every_256th_float32() {
@@ -69,12 +69,17 @@ const std::vector<float>& every_256th_float32() {
   return values;
 }
 
-void core_one_by_one(benchmark::State& state, const std::vector<float>& in, const Format& to, Policy policy) {
+// With a Rounder built once, as the batch fallback and the exhaustive tests
+// call it; or (per_call) through round_to_format, which builds one for every
+// value, as the arithmetic does.
+void core_one_by_one(benchmark::State& state, const std::vector<float>& in, const Format& to, bool per_call) {
+  const Policy policy;
+  const Rounder round(to, policy);
   for (auto _ : state) {
     std::uint64_t bits = 0;
     std::uint16_t flags = 0;
     for (const float x : in) {
-      const Conversion c = round_to_format(unpack(x), to, policy);
+      const Conversion c = per_call ? round_to_format(unpack(x), to, policy) : round(unpack(x));
       bits += c.bits;
       flags |= c.flags.bits();
     }
@@ -174,10 +179,13 @@ const bool registered = [] {
       {"core/fp16/rne", &formats::fp16}, {"core/bf16/rne", &formats::bf16},
       {"core/e4m3/rne", &formats::e4m3}, {"core/e5m2/rne", &formats::e5m2}};
   for (const auto& [name, f] : cores) {
-    benchmark::RegisterBenchmark(name, [f](benchmark::State& s) { core_one_by_one(s, inputs(), *f, {}); })
+    benchmark::RegisterBenchmark(name, [f](benchmark::State& s) { core_one_by_one(s, inputs(), *f, false); })
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark((std::string(name) + "/sweep").c_str(),
-                                 [f](benchmark::State& s) { core_one_by_one(s, every_256th_float32(), *f, {}); })
+                                 [f](benchmark::State& s) { core_one_by_one(s, every_256th_float32(), *f, false); })
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string(name) + "/per-call").c_str(),
+                                 [f](benchmark::State& s) { core_one_by_one(s, inputs(), *f, true); })
         ->Unit(benchmark::kMillisecond);
   }
   return true;

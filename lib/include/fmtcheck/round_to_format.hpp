@@ -16,6 +16,56 @@ struct Conversion {
   friend bool operator==(const Conversion&, const Conversion&) = default;
 };
 
+// A format and a policy with the facts the core asks for on every value
+// derived once. round_to_format(x, f, p) builds one per call; a caller that
+// rounds many values under one pair (a batch's fallback, an exhaustive test)
+// builds it once and calls it per value: the same code, without re-deriving
+// the format's limits each time.
+class Rounder {
+ public:
+  Rounder(const Format& f, const Policy& p)
+      : format_(&f),
+        policy_(&p),
+        min_exponent_(f.min_exponent()),
+        max_exponent_(f.max_exponent()),
+        max_finite_code_(f.max_finite_code()),
+        sign_bit_(f.sign_bit()),
+        shift_(63 - f.mantissa_bits),
+        code_offset_((static_cast<std::uint64_t>((f.has_subnormals ? 1 : 0) - min_exponent_) << f.mantissa_bits) -
+                     (std::uint64_t{1} << f.mantissa_bits)) {}
+  // It keeps pointers to the format and the policy, which must outlive it.
+  Rounder(Format&&, const Policy&) = delete;
+  Rounder(const Format&, Policy&&) = delete;
+
+  // Rounds x; under stochastic rounding with policy().random_bits.
+  [[nodiscard]] Conversion operator()(const Unpacked& x) const { return (*this)(x, policy_->random_bits); }
+  // Rounds x; under stochastic rounding with these random bits.
+  [[nodiscard]] Conversion operator()(const Unpacked& x, std::uint32_t random_bits) const;
+
+  [[nodiscard]] const Format& format() const { return *format_; }
+  [[nodiscard]] const Policy& policy() const { return *policy_; }
+  [[nodiscard]] int min_exponent() const { return min_exponent_; }
+  [[nodiscard]] int max_exponent() const { return max_exponent_; }
+  [[nodiscard]] std::uint64_t max_finite_code() const { return max_finite_code_; }
+  [[nodiscard]] std::uint64_t sign_bit() const { return sign_bit_; }
+
+ private:
+  // A value inside the format's binades, the common case.
+  [[nodiscard]] Conversion round_inside(const Unpacked& x, std::uint32_t random_bits) const;
+
+  const Format* format_;
+  const Policy* policy_;
+  int min_exponent_;
+  int max_exponent_;
+  std::uint64_t max_finite_code_;
+  std::uint64_t sign_bit_;
+  // Inside the binades: the significand's bits below the format's last
+  // mantissa bit, and what the exponent adds to the kept bits to make the
+  // code, (exponent << mantissa_bits) + kept + code_offset_ (mod 2^64).
+  int shift_;
+  std::uint64_t code_offset_;
+};
+
 // Rounds x to f under policy p. Every conversion and every arithmetic result
 // in fmtcheck goes through here.
 Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p);
