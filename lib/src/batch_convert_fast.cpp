@@ -136,11 +136,13 @@ struct Fp16Bits {
   static constexpr std::uint32_t kMantissa = 10, kBias = 15;
 };
 
-// The constants of one (format, policy) pair, as vectors of the source's lanes.
-template <Rounding R, class Src>
+// The constants of one (format, policy) pair, as vectors of the source's
+// lanes: one lane per input value of a vector (DLane's default), or as many
+// as fill a vector.
+template <Rounding R, class Src, class DLane = hn::Rebind<typename Src::Lane, D>>
 struct Constants {
   using T = typename Src::Lane;
-  using DL = hn::Rebind<T, D>;
+  using DL = DLane;
   using VL = hn::Vec<DL>;
   static constexpr int kLaneBits = 8 * sizeof(T);
 
@@ -406,6 +408,73 @@ HWY_INLINE VH ConvertVectorF16c(const ConvertPlan& plan, const Constants<R, Floa
   const hn::Rebind<std::int32_t, D> di;  // codes fit 16 bits: the signed demotion keeps them
   return hn::DemoteTo(DH(), hn::BitCast(di, SignAndOverflow<R, kNoneTiny>(plan, k, u, a, code, overflow)));
 }
+
+// The 8-bit route through fp16 (plan.via_fp16), two vectors of inputs at a
+// time: their fp16 narrowings fill one whole vector of 16-bit lanes, so the
+// rounding to the format runs on full vectors (a vector's worth of inputs
+// fills only half of one). Returns where it stopped: the caller's loop
+// takes the remaining inputs, fewer than two vectors.
+//   kFlush: the policy flushes (ftz or daz). Float32 subnormal inputs go to
+//     the core, so daz has nothing left to flush here, and ftz flushes the
+//     tiny results of the 16-bit lanes.
+template <Rounding R, bool kFlush, typename Out>
+std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::size_t n, Out* out,
+                                const RandomStream* stream, bool hardware_daz, FlagCounts* counts, Tallies& tally,
+                                std::uint64_t* served) {
+  const D d;
+  const hn::Rebind<float, D> df;
+  const hn::Rebind<std::int32_t, D> di;
+  const hn::Rebind<std::int16_t, D> dh_signed;
+  using DW = hn::Repartition<std::uint16_t, D>;  // 16-bit lanes, a whole vector of them
+  const DW dw;
+  const hn::Repartition<std::int16_t, D> dw_signed;
+  const hn::Rebind<Out, DW> dout;
+  const Constants<R, Fp16Bits, DW> k(plan);
+  const std::size_t lanes = hn::Lanes(d);
+  const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
+  const V smallest_normal = hn::Set(d, 0x00800000u);
+  const bool subnormals_to_core = plan.subnormal_inputs_to_core || hardware_daz || plan.flush_inputs;
+  const auto no_flush = MaskIf(dw, false);
+  // Counted here and added to the caller's at the end: the caller's array
+  // could be aliased by the 8-bit stores, so every count would go through
+  // memory (measured: the loop's bottleneck).
+  Tallies mine = {};
+  std::size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const V u0 = hn::BitCast(d, hn::LoadU(df, in + i));
+    const V u1 = hn::BitCast(d, hn::LoadU(df, in + i + lanes));
+    const V a0 = u0 & hn::Set(d, 0x7FFFFFFFu);
+    const V a1 = u1 & hn::Set(d, 0x7FFFFFFFu);
+    // Infinities and NaNs, and float32 subnormals where they must go to the
+    // core (see ConvertKernel): both vectors then go to the core.
+    M to_core = hn::Or(a0 > max_finite_float, a1 > max_finite_float);
+    if (subnormals_to_core) {
+      const V zero = hn::Zero(d);
+      to_core = hn::Or(to_core, hn::Or(hn::AndNot(a0 == zero, a0 < smallest_normal),
+                                       hn::AndNot(a1 == zero, a1 < smallest_normal)));
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
+      convert_with_core(plan, in + i, 2 * lanes, out + i, stream, i, counts);
+      continue;
+    }
+    *served += 2 * lanes;
+    const auto a16 = hn::Combine(dw, NarrowToOddFp16(a1), NarrowToOddFp16(a0));
+    // The signs: float32's top bits, moved to fp16's (exact as int16).
+    const auto sign_of = [&](V u) {
+      return hn::BitCast(DH(), hn::DemoteTo(dh_signed, hn::ShiftRight<16>(hn::BitCast(di, u))));
+    };
+    const auto u16 = a16 | (hn::Combine(dw, sign_of(u1), sign_of(u0)) & hn::Set(dw, 0x8000));
+    const auto bits =
+        hn::AllTrue(dw, (a16 - k.min_normal) < k.normal_span)
+            ? ConvertVector<R, kFlush, true, true, Fp16Bits, decltype(k)>(plan, k, u16, a16, no_flush, hn::Zero(d), mine)
+        : k.min_field_value == 1
+            ? ConvertVector<R, kFlush, true, false, Fp16Bits, decltype(k)>(plan, k, u16, a16, no_flush, hn::Zero(d), mine)
+            : ConvertVector<R, kFlush, false, false, Fp16Bits, decltype(k)>(plan, k, u16, a16, no_flush, hn::Zero(d), mine);
+    hn::StoreU(hn::DemoteTo(dout, hn::BitCast(dw_signed, bits)), dout, out + i);
+  }
+  for (int t = 0; t < kTallies; ++t) tally[t] += mine[t];
+  return i;
+}
 #endif
 
 // kFlush: the policy flushes inputs (daz) or results (ftz).
@@ -424,15 +493,18 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
   const bool f16c = kCanF16c && plan.hardware_fp16;
   // 8-bit formats in deterministic modes: narrow to fp16 first, then round
-  // 16-bit lanes (half the vector work of 32-bit ones).
-  constexpr bool kCanViaFp16 = R != Rounding::sr && !kFlush && sizeof(Out) == 1;
+  // 16-bit lanes (half the vector work of 32-bit ones); two vectors at a
+  // time in any policy, one at a time (the last vector) without flushing.
+  constexpr bool kPairsViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
+  constexpr bool kCanViaFp16 = kPairsViaFp16 && !kFlush;
   const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
   const hn::Rebind<std::int16_t, D> dh_signed;
   const Constants<R, Fp16Bits> k16(plan);  // used only where via_fp16 holds
   // vcvtps2ph reads a float32 subnormal as zero under MXCSR.DAZ (measured;
   // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
   // vectors holding one go to the core.
-  const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
+  const bool hardware_daz = (f16c || (kPairsViaFp16 && plan.via_fp16)) && !plan.flush_inputs &&
+                            (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
 #else
   constexpr bool hardware_daz = false;
 #endif
@@ -440,6 +512,13 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   std::size_t i = 0;
   std::uint64_t served = 0;
   Tallies tally = {};
+#if HWY_TARGET <= HWY_AVX2
+  if constexpr (kPairsViaFp16) {
+    if (plan.via_fp16) {
+      i = ConvertPairsViaFp16<R, kFlush>(plan, in, n, out, stream, hardware_daz, counts, tally, &served);
+    }
+  }
+#endif
   for (; i + lanes <= n; i += lanes) {
     const V u = hn::BitCast(d, hn::LoadU(df, in + i));
     const V a = u & hn::Set(d, 0x7FFFFFFFu);

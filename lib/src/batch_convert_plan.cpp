@@ -77,7 +77,7 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
   const int fp16_min_exponent = formats::fp16.min_exponent();  // -14
   const bool nearest = p.rounding == Rounding::rne || p.rounding == Rounding::rna;
-  plan.via_fp16 = f.storage_bits == 8 && p.rounding != Rounding::sr && !plan.flush_inputs && !plan.flush_results &&
+  plan.via_fp16 = f.storage_bits == 8 && p.rounding != Rounding::sr &&
                   f.min_exponent() >= fp16_min_exponent && f.mantissa_bits + 2 <= formats::fp16.mantissa_bits &&
                   f.min_exponent() - f.mantissa_bits >= fp16_min_exponent - formats::fp16.mantissa_bits + 2 &&
                   // fp16 keeps values below 2^16: the modes that overflow only from 2^(emax+1) need emax < 15.

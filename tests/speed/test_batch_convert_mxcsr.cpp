@@ -3,13 +3,16 @@
 // (vcvtps2ph) take their rounding from the immediate, and their float32
 // subnormal inputs go to the core while DAZ is set, so every served pair
 // must still give the core's bits and flag counts, the core being integer
-// code that MXCSR cannot touch.
+// code that MXCSR cannot touch. Each SIMD target the CPU runs is checked.
 #include <doctest/doctest.h>
 #include <immintrin.h>
+
+#include <hwy/targets.h>
 
 #include <bit>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "batch_convert_plan.hpp"
@@ -64,13 +67,26 @@ void check_pair(const std::vector<float>& in, const Format& f, const Policy& p) 
 
 }  // namespace
 
-TEST_CASE("batch conversion under MXCSR round-toward-zero, FTZ and DAZ == the core, every served pair") {
+TEST_CASE("batch conversion under MXCSR round-toward-zero, FTZ and DAZ == the core, every served pair, every target") {
   const std::vector<float> in = inputs();
-  for (const auto& pair : detail::kernel_proven_pairs()) {
-    if (pair.format->storage_bits == 8) {
-      check_pair<std::uint8_t>(in, *pair.format, pair.policy);
-    } else {
-      check_pair<std::uint16_t>(in, *pair.format, pair.policy);
+  // The exhaustive proof runs the target Highway picks (the best the CPU
+  // has); this runs each compiled target the CPU can run in turn, AVX2 and
+  // SSE4 included, whose routes differ.
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  for (const std::int64_t target : targets) {
+    const std::string target_name = hwy::TargetName(target);
+    CAPTURE(target_name);
+    hwy::SetSupportedTargetsForTest(target);
+    for (const auto& pair : detail::kernel_proven_pairs()) {
+      if (pair.format->storage_bits == 8) {
+        check_pair<std::uint8_t>(in, *pair.format, pair.policy);
+      } else {
+        check_pair<std::uint16_t>(in, *pair.format, pair.policy);
+      }
     }
   }
+  hwy::SetSupportedTargetsForTest(0);
+  MESSAGE(targets.size() << " targets run");
+  CHECK(!targets.empty());
 }
