@@ -342,6 +342,27 @@ HWY_INLINE VL ConvertVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML 
   return FinishVector<R, kFlush, kNoneTiny>(plan, k, u, a, code, rem != k.zero, subnormal_input, r, tally);
 }
 
+// ConvertVector in its cheapest form for these lanes: the short path where
+// all lie in the format's binades, the constant shift where the format's
+// lowest binade is the source's.
+template <Rounding R, bool kFlush, class Src, class K, class VL = typename K::VL, class ML = hn::Mask<typename K::DL>>
+HWY_INLINE VL RoundVector(const ConvertPlan& plan, const K& k, VL u, VL a, ML subnormal_input, V r, Tallies& tally) {
+  const typename K::DL d;
+  if (hn::AllTrue(d, (a - k.min_normal) < k.normal_span)) {
+    return ConvertVector<R, kFlush, true, true, Src, K>(plan, k, u, a, subnormal_input, r, tally);
+  }
+  if (k.min_field_value == 1) {
+    return ConvertVector<R, kFlush, true, false, Src, K>(plan, k, u, a, subnormal_input, r, tally);
+  }
+  return ConvertVector<R, kFlush, false, false, Src, K>(plan, k, u, a, subnormal_input, r, tally);
+}
+
+// Float32 subnormals among magnitudes a.
+HWY_INLINE M Float32Subnormal(V a) {
+  const D d;
+  return hn::AndNot(a == hn::Zero(d), a < hn::Set(d, 0x00800000u));
+}
+
 #if HWY_TARGET <= HWY_AVX2
 using DH = hn::Rebind<std::uint16_t, D>;  // a 16-bit lane per input value
 using VH = hn::Vec<DH>;
@@ -413,7 +434,7 @@ HWY_INLINE VH ConvertVectorF16c(const ConvertPlan& plan, const Constants<R, Floa
 // time: their fp16 narrowings fill one whole vector of 16-bit lanes, so the
 // rounding to the format runs on full vectors (a vector's worth of inputs
 // fills only half of one). Returns where it stopped: the caller's loop
-// takes the remaining inputs, fewer than two vectors.
+// takes the remaining inputs, fewer than two vectors, on the float32 route.
 //   kFlush: the policy flushes (ftz or daz). Float32 subnormal inputs go to
 //     the core, so daz has nothing left to flush here, and ftz flushes the
 //     tiny results of the 16-bit lanes.
@@ -432,7 +453,6 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
   const Constants<R, Fp16Bits, DW> k(plan);
   const std::size_t lanes = hn::Lanes(d);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
-  const V smallest_normal = hn::Set(d, 0x00800000u);
   const bool subnormals_to_core = plan.subnormal_inputs_to_core || hardware_daz || plan.flush_inputs;
   const auto no_flush = MaskIf(dw, false);
   // Counted here and added to the caller's at the end: the caller's array
@@ -448,11 +468,7 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
     // Infinities and NaNs, and float32 subnormals where they must go to the
     // core (see ConvertKernel): both vectors then go to the core.
     M to_core = hn::Or(a0 > max_finite_float, a1 > max_finite_float);
-    if (subnormals_to_core) {
-      const V zero = hn::Zero(d);
-      to_core = hn::Or(to_core, hn::Or(hn::AndNot(a0 == zero, a0 < smallest_normal),
-                                       hn::AndNot(a1 == zero, a1 < smallest_normal)));
-    }
+    if (subnormals_to_core) to_core = hn::Or(to_core, hn::Or(Float32Subnormal(a0), Float32Subnormal(a1)));
     if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
       convert_with_core(plan, in + i, 2 * lanes, out + i, stream, i, counts);
       continue;
@@ -464,12 +480,7 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
       return hn::BitCast(DH(), hn::DemoteTo(dh_signed, hn::ShiftRight<16>(hn::BitCast(di, u))));
     };
     const auto u16 = a16 | (hn::Combine(dw, sign_of(u1), sign_of(u0)) & hn::Set(dw, 0x8000));
-    const auto bits =
-        hn::AllTrue(dw, (a16 - k.min_normal) < k.normal_span)
-            ? ConvertVector<R, kFlush, true, true, Fp16Bits, decltype(k)>(plan, k, u16, a16, no_flush, hn::Zero(d), mine)
-        : k.min_field_value == 1
-            ? ConvertVector<R, kFlush, true, false, Fp16Bits, decltype(k)>(plan, k, u16, a16, no_flush, hn::Zero(d), mine)
-            : ConvertVector<R, kFlush, false, false, Fp16Bits, decltype(k)>(plan, k, u16, a16, no_flush, hn::Zero(d), mine);
+    const auto bits = RoundVector<R, kFlush, Fp16Bits>(plan, k, u16, a16, no_flush, hn::Zero(d), mine);
     hn::StoreU(hn::DemoteTo(dout, hn::BitCast(dw_signed, bits)), dout, out + i);
   }
   for (int t = 0; t < kTallies; ++t) tally[t] += mine[t];
@@ -493,18 +504,13 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
   const bool f16c = kCanF16c && plan.hardware_fp16;
   // 8-bit formats in deterministic modes: narrow to fp16 first, then round
-  // 16-bit lanes (half the vector work of 32-bit ones); two vectors at a
-  // time in any policy, one at a time (the last vector) without flushing.
-  constexpr bool kPairsViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
-  constexpr bool kCanViaFp16 = kPairsViaFp16 && !kFlush;
+  // 16-bit lanes, two vectors at a time (ConvertPairsViaFp16).
+  constexpr bool kCanViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
   const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
-  const hn::Rebind<std::int16_t, D> dh_signed;
-  const Constants<R, Fp16Bits> k16(plan);  // used only where via_fp16 holds
   // vcvtps2ph reads a float32 subnormal as zero under MXCSR.DAZ (measured;
   // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
   // vectors holding one go to the core.
-  const bool hardware_daz = (f16c || (kPairsViaFp16 && plan.via_fp16)) && !plan.flush_inputs &&
-                            (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
+  const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
 #else
   constexpr bool hardware_daz = false;
 #endif
@@ -513,8 +519,8 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   std::uint64_t served = 0;
   Tallies tally = {};
 #if HWY_TARGET <= HWY_AVX2
-  if constexpr (kPairsViaFp16) {
-    if (plan.via_fp16) {
+  if constexpr (kCanViaFp16) {
+    if (via_fp16 && n >= 2 * lanes) {
       i = ConvertPairsViaFp16<R, kFlush>(plan, in, n, out, stream, hardware_daz, counts, tally, &served);
     }
   }
@@ -525,7 +531,7 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
     M to_core = a > max_finite_float;  // infinities and NaNs
     M subnormal_input = MaskIf(d, false);
     if (kFlush || plan.subnormal_inputs_to_core || hardware_daz) {
-      subnormal_input = hn::AndNot(a == k.zero, a < k.implicit_bit);
+      subnormal_input = Float32Subnormal(a);
       if (plan.subnormal_inputs_to_core || hardware_daz) to_core = hn::Or(to_core, subnormal_input);
     }
     if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
@@ -534,29 +540,9 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
     }
     served += lanes;
 #if HWY_TARGET <= HWY_AVX2
-    if (kCanViaFp16 && via_fp16) {
-      if constexpr (kCanViaFp16) {
-        const VH a16 = NarrowToOddFp16(a);
-        // The sign: float32's top bit, moved to fp16's (exact as int16).
-        const VH sign16 = hn::BitCast(DH(), hn::DemoteTo(dh_signed, hn::ShiftRight<16>(hn::BitCast(di, u)))) &
-                          hn::Set(DH(), 0x8000);
-        const VH u16 = a16 | sign16;
-        const auto no_flush = MaskIf(DH(), false);
-        const VH bits =
-            hn::AllTrue(DH(), (a16 - k16.min_normal) < k16.normal_span)
-                ? ConvertVector<R, false, true, true, Fp16Bits>(plan, k16, u16, a16, no_flush, k.zero, tally)
-            : k16.min_field_value == 1
-                ? ConvertVector<R, false, true, false, Fp16Bits>(plan, k16, u16, a16, no_flush, k.zero, tally)
-                : ConvertVector<R, false, false, false, Fp16Bits>(plan, k16, u16, a16, no_flush, k.zero, tally);
-        hn::StoreU(hn::DemoteTo(dout, hn::BitCast(dh_signed, bits)), dout, out + i);
-      }
-      continue;
-    }
-#endif
-    const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
-#if HWY_TARGET <= HWY_AVX2
     if (kCanF16c && f16c) {
       if constexpr (kCanF16c) {
+        const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
         const VH bits = none_tiny ? ConvertVectorF16c<R, kFlush, true>(plan, k, u, a, subnormal_input, tally)
                                   : ConvertVectorF16c<R, kFlush, false>(plan, k, u, a, subnormal_input, tally);
         hn::StoreU(bits, DH(), out + i);
@@ -565,14 +551,7 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
     }
 #endif
     const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
-    V bits;
-    if (none_tiny) {
-      bits = ConvertVector<R, kFlush, true, true, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
-    } else if (k.min_field_value == 1) {
-      bits = ConvertVector<R, kFlush, true, false, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
-    } else {
-      bits = ConvertVector<R, kFlush, false, false, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
-    }
+    const V bits = RoundVector<R, kFlush, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
     hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
   }
   const std::uint64_t saturated = (k.saturates(plan, false) ? tally[kOverflow] - tally[kNegativeOverflow] : 0) +
