@@ -233,7 +233,7 @@ Conversion Rounder::round_inside(const Unpacked& x, std::uint32_t random_bits) c
   const Truncated t = split(x.significand, x.sticky, shift_, policy_->random_bit_count);
   std::uint64_t code = (static_cast<std::uint64_t>(std::int64_t{x.exponent}) << (63 - shift_)) + t.kept + code_offset_;
   code += std::uint64_t{round_away(*policy_, random_bits, t, x.sign, (code & 1) != 0)};
-  if (code > max_finite_code_) return overflow_result(*this, x.sign);
+  if (code > max_finite_code_) return overflow(x.sign);
   return {signed_code(*this, x.sign, code), Flags(static_cast<std::uint16_t>(std::uint16_t{t.tail != Tail::exact}
                                                                               << static_cast<unsigned>(Flag::inexact)))};
 }
@@ -244,11 +244,41 @@ Conversion Rounder::operator()(const Unpacked& x, std::uint32_t random_bits) con
   const bool takes_finite = x.kind == Unpacked::Kind::finite && !(x.source_subnormal && policy_->flush_inputs()) &&
                             (format_->is_signed || !x.sign);
   if (!takes_finite) return round_special(*this, x);
-  if (x.exponent < min_exponent_) return round_below(*this, x, random_bits);
-  if (x.exponent > max_exponent_) return overflow_result(*this, x.sign);
+  if (x.exponent < min_exponent_) {
+    if (x.exponent < far_below_exponent_) return far_below_[x.sign];
+    return round_below(*this, x, random_bits);
+  }
+  if (x.exponent > max_exponent_) return overflow(x.sign);
   return round_inside(x, random_bits);
 }
 
-Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) { return Rounder(f, p)(x); }
+Conversion Rounder::overflow(bool sign) const {
+  return shared_overflow_ ? overflow_[sign] : overflow_result(*this, sign);
+}
+
+void Rounder::share_ranges() {
+  for (const bool sign : {false, true}) overflow_[sign] = overflow_result(*this, sign);
+  shared_overflow_ = true;
+  if (policy_->rounding == Rounding::sr) return;  // the draw decides per value
+  // A value below 2^(emin - m - 1), half the smallest subnormal (exponent
+  // at most emin - m - 2), keeps nothing: round_below truncates it to code
+  // 0 with a tail below half, whatever its significand, and it is tiny
+  // under either tininess rule. Its result is round_below's for any such
+  // value of its sign.
+  const int limit = min_exponent_ - format_->mantissa_bits - 1;
+  for (const bool sign : {false, true}) {
+    Unpacked representative;
+    representative.kind = Unpacked::Kind::finite;
+    representative.sign = sign;
+    representative.exponent = limit - 1;
+    representative.significand = std::uint64_t{1} << 63;
+    far_below_[sign] = round_below(*this, representative, 0);
+  }
+  far_below_exponent_ = limit;
+}
+
+Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p) {
+  return Rounder(f, p, Rounder::OneValue{})(x);
+}
 
 }  // namespace fmtcheck

@@ -45,3 +45,46 @@ TEST_CASE("Rounder under stochastic rounding takes the random bits given per val
   CHECK(Rounder(formats::e4m3, sr_up)(x).bits == 0x39);
   CHECK(round_to_format(x, formats::e4m3, sr_up).bits == 0x39);
 }
+
+// A Rounder shares one result per sign for every value far below the
+// smallest subnormal (deterministic modes) and for every overflow;
+// round_to_format derives each value's own. Both must give these
+// hand-derived results.
+TEST_CASE("values far below the subnormals and beyond the range: a Rounder's shared results, and per value") {
+  const auto both = [](const Format& f, const Policy& p, float x) {
+    const Conversion shared = Rounder(f, p)(unpack(x));
+    CHECK(shared == round_to_format(unpack(x), f, p));
+    return shared;
+  };
+  const Flags lost_to_zero = Flags(Flag::inexact) | Flag::underflow | Flag::tiny_to_zero;
+  // e4m3's smallest subnormal is 2^-9; 2^-12 and 2^-100 are far below half of it.
+  for (const float tiny : {0x1p-12f, 0x1.fffffep-11f, 0x1p-100f}) {
+    CAPTURE(tiny);
+    CHECK(both(formats::e4m3, Policy{}, tiny) == Conversion{0x00, lost_to_zero});
+    CHECK(both(formats::e4m3, Policy{}, -tiny) == Conversion{0x80, lost_to_zero});
+    // Upward: +tiny becomes the smallest subnormal, -tiny rounds to -0.
+    const Policy up{.rounding = Rounding::rup};
+    CHECK(both(formats::e4m3, up, tiny) == Conversion{0x01, Flags(Flag::inexact) | Flag::underflow | Flag::subnormal});
+    CHECK(both(formats::e4m3, up, -tiny) == Conversion{0x80, lost_to_zero});
+    // ftz flushes the subnormal that rounding upward gave.
+    const Policy up_ftz{.rounding = Rounding::rup, .subnormals = Subnormals::ftz};
+    CHECK(both(formats::e4m3, up_ftz, tiny) == Conversion{0x00, lost_to_zero | Flag::flushed});
+  }
+  // e4m3fnuz (smallest subnormal 2^-10) has no -0: a negative value that
+  // rounds to zero gives +0.
+  CHECK(both(formats::e4m3fnuz, Policy{}, -0x1p-12f) == Conversion{0x00, lost_to_zero});
+  // Just below half the smallest subnormal is "far below"; 2^-10 itself is
+  // the tie, which rounds to even (0), and just above it rounds up.
+  CHECK(both(formats::e4m3, Policy{}, 0x1p-10f) == Conversion{0x00, lost_to_zero});
+  CHECK(both(formats::e4m3, Policy{}, 0x1.000002p-10f).bits == 0x01);
+  // Overflow: e4m3 has no infinity (NaN 0x7f), sat gives 448 (0x7e), and
+  // fp16 toward zero gives its max finite 65504 (0x7bff).
+  const Flags overflowed = Flags(Flag::overflow) | Flag::inexact;
+  CHECK(both(formats::e4m3, Policy{}, 1e6f) == Conversion{0x7f, overflowed | Flag::nan_produced});
+  CHECK(both(formats::e4m3, Policy{}, -1e6f) == Conversion{0xff, overflowed | Flag::nan_produced});
+  CHECK(both(formats::e4m3, Policy{.overflow = Overflow::sat}, -1e6f) == Conversion{0xfe, overflowed | Flag::saturated});
+  CHECK(both(formats::fp16, Policy{.rounding = Rounding::rtz}, 1e6f) == Conversion{0x7bff, overflowed | Flag::saturated});
+  CHECK(both(formats::fp16, Policy{.rounding = Rounding::rup}, -1e6f) ==
+        Conversion{0xfbff, overflowed | Flag::saturated});
+  CHECK(both(formats::fp16, Policy{.rounding = Rounding::rup}, 1e6f) == Conversion{0x7c00, overflowed});
+}

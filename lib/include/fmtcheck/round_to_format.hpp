@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "fmtcheck/flags.hpp"
 #include "fmtcheck/format.hpp"
@@ -17,22 +18,17 @@ struct Conversion {
 };
 
 // A format and a policy with the facts the core asks for on every value
-// derived once. round_to_format(x, f, p) builds one per call; a caller that
-// rounds many values under one pair (a batch's fallback, an exhaustive test)
-// builds it once and calls it per value: the same code, without re-deriving
-// the format's limits each time.
+// derived once, and the results whole ranges of inputs share: every value
+// that overflows gives the overflow result of its sign, and in a
+// deterministic mode every value below half the smallest subnormal gives
+// one result per sign too (nothing of it is kept and its tail is below
+// half). A caller that rounds many values under one pair (a batch's
+// fallback, an exhaustive test) builds one and calls it per value.
+// round_to_format(x, f, p) rounds one value with the same code, deriving
+// only the limits.
 class Rounder {
  public:
-  Rounder(const Format& f, const Policy& p)
-      : format_(&f),
-        policy_(&p),
-        min_exponent_(f.min_exponent()),
-        max_exponent_(f.max_exponent()),
-        max_finite_code_(f.max_finite_code()),
-        sign_bit_(f.sign_bit()),
-        shift_(63 - f.mantissa_bits),
-        code_offset_((static_cast<std::uint64_t>((f.has_subnormals ? 1 : 0) - min_exponent_) << f.mantissa_bits) -
-                     (std::uint64_t{1} << f.mantissa_bits)) {}
+  Rounder(const Format& f, const Policy& p) : Rounder(f, p, OneValue{}) { share_ranges(); }
   // It keeps pointers to the format and the policy, which must outlive it.
   Rounder(Format&&, const Policy&) = delete;
   Rounder(const Format&, Policy&&) = delete;
@@ -50,8 +46,25 @@ class Rounder {
   [[nodiscard]] std::uint64_t sign_bit() const { return sign_bit_; }
 
  private:
+  friend Conversion round_to_format(const Unpacked& x, const Format& f, const Policy& p);
+  // The limits alone, for one value: the shared results cost a few
+  // roundings, which one value would not repay.
+  struct OneValue {};
+  Rounder(const Format& f, const Policy& p, OneValue)
+      : format_(&f),
+        policy_(&p),
+        min_exponent_(f.min_exponent()),
+        max_exponent_(f.max_exponent()),
+        max_finite_code_(f.max_finite_code()),
+        sign_bit_(f.sign_bit()),
+        shift_(63 - f.mantissa_bits),
+        code_offset_((static_cast<std::uint64_t>((f.has_subnormals ? 1 : 0) - min_exponent_) << f.mantissa_bits) -
+                     (std::uint64_t{1} << f.mantissa_bits)) {}
+  void share_ranges();
+
   // A value inside the format's binades, the common case.
   [[nodiscard]] Conversion round_inside(const Unpacked& x, std::uint32_t random_bits) const;
+  [[nodiscard]] Conversion overflow(bool sign) const;
 
   const Format* format_;
   const Policy* policy_;
@@ -64,6 +77,13 @@ class Rounder {
   // code, (exponent << mantissa_bits) + kept + code_offset_ (mod 2^64).
   int shift_;
   std::uint64_t code_offset_;
+  // The shared results, by sign: values with an exponent below
+  // far_below_exponent_ give far_below_ (none while it is INT_MIN), and
+  // overflows give overflow_ when shared_overflow_.
+  int far_below_exponent_ = std::numeric_limits<int>::min();
+  bool shared_overflow_ = false;
+  Conversion far_below_[2];
+  Conversion overflow_[2];
 };
 
 // Rounds x to f under policy p. Every conversion and every arithmetic result
