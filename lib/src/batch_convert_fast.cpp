@@ -393,6 +393,14 @@ HWY_INLINE VH NarrowToOddFp16(V a) {
   return down | (HardwareFp16<_MM_FROUND_TO_POS_INF>(a) - down);
 }
 
+// The same with the sign of u (float32 bits, finite; a its magnitude) in
+// bit 15: the truncation of u is the truncation of a with u's sign, so the
+// sign costs one mask instead of a narrowing of its own.
+HWY_INLINE VH NarrowSignedToOddFp16(V u, V a) {
+  const VH signed_down = HardwareFp16<_MM_FROUND_TO_ZERO>(u);
+  return signed_down | (HardwareFp16<_MM_FROUND_TO_POS_INF>(a) - (signed_down & hn::Set(DH(), 0x7FFF)));
+}
+
 // fp32 -> fp16 by vcvtps2ph: the immediate gives rne, rtz, rup and rdn of
 // the signed value, and rto is NarrowToOddFp16. Its results equal the
 // core's on every finite input (proven in tests/speed, also under
@@ -444,8 +452,6 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
                                 std::uint64_t* served) {
   const D d;
   const hn::Rebind<float, D> df;
-  const hn::Rebind<std::int32_t, D> di;
-  const hn::Rebind<std::int16_t, D> dh_signed;
   using DW = hn::Repartition<std::uint16_t, D>;  // 16-bit lanes, a whole vector of them
   const DW dw;
   const hn::Repartition<std::int16_t, D> dw_signed;
@@ -474,12 +480,8 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
       continue;
     }
     *served += 2 * lanes;
-    const auto a16 = hn::Combine(dw, NarrowToOddFp16(a1), NarrowToOddFp16(a0));
-    // The signs: float32's top bits, moved to fp16's (exact as int16).
-    const auto sign_of = [&](V u) {
-      return hn::BitCast(DH(), hn::DemoteTo(dh_signed, hn::ShiftRight<16>(hn::BitCast(di, u))));
-    };
-    const auto u16 = a16 | (hn::Combine(dw, sign_of(u1), sign_of(u0)) & hn::Set(dw, 0x8000));
+    const auto u16 = hn::Combine(dw, NarrowSignedToOddFp16(u1, a1), NarrowSignedToOddFp16(u0, a0));
+    const auto a16 = u16 & hn::Set(dw, 0x7FFF);
     const auto bits = RoundVector<R, kFlush, Fp16Bits>(plan, k, u16, a16, no_flush, hn::Zero(d), mine);
     hn::StoreU(hn::DemoteTo(dout, hn::BitCast(dw_signed, bits)), dout, out + i);
   }
@@ -488,10 +490,13 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
 }
 #endif
 
-// kFlush: the policy flushes inputs (daz) or results (ftz).
+// The float32 route (and fp16 through vcvtps2ph), one vector at a time from
+// input i on: a whole batch, or the last single vector the 8-bit route
+// through fp16 leaves. Returns where it stopped (fewer than a vector left).
 template <Rounding R, bool kFlush, typename Out>
-void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
-                   FlagCounts* counts) {
+std::size_t ConvertVectors(const ConvertPlan& plan, const float* in, std::size_t i, std::size_t n, Out* out,
+                           const RandomStream* stream, bool f16c, bool hardware_daz, FlagCounts* counts,
+                           Tallies& tally, std::uint64_t* served) {
   const D d;
   const hn::Rebind<float, D> df;
   const hn::Rebind<std::int32_t, D> di;
@@ -499,32 +504,6 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   const std::size_t lanes = hn::Lanes(d);
   const Constants<R, Float32Bits> k(plan);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
-#if HWY_TARGET <= HWY_AVX2
-  // fp16 in the modes vcvtps2ph has (plan.hardware_fp16).
-  constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
-  const bool f16c = kCanF16c && plan.hardware_fp16;
-  // 8-bit formats in deterministic modes: narrow to fp16 first, then round
-  // 16-bit lanes, two vectors at a time (ConvertPairsViaFp16).
-  constexpr bool kCanViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
-  const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
-  // vcvtps2ph reads a float32 subnormal as zero under MXCSR.DAZ (measured;
-  // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
-  // vectors holding one go to the core.
-  const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
-#else
-  constexpr bool hardware_daz = false;
-#endif
-
-  std::size_t i = 0;
-  std::uint64_t served = 0;
-  Tallies tally = {};
-#if HWY_TARGET <= HWY_AVX2
-  if constexpr (kCanViaFp16) {
-    if (via_fp16 && n >= 2 * lanes) {
-      i = ConvertPairsViaFp16<R, kFlush>(plan, in, n, out, stream, hardware_daz, counts, tally, &served);
-    }
-  }
-#endif
   for (; i + lanes <= n; i += lanes) {
     const V u = hn::BitCast(d, hn::LoadU(df, in + i));
     const V a = u & hn::Set(d, 0x7FFFFFFFu);
@@ -538,8 +517,9 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
       convert_with_core(plan, in + i, lanes, out + i, stream, i, counts);
       continue;
     }
-    served += lanes;
+    *served += lanes;
 #if HWY_TARGET <= HWY_AVX2
+    constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
     if (kCanF16c && f16c) {
       if constexpr (kCanF16c) {
         const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
@@ -549,13 +529,55 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
       }
       continue;
     }
+#else
+    (void)f16c;
 #endif
     const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
     const V bits = RoundVector<R, kFlush, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
     hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
   }
-  const std::uint64_t saturated = (k.saturates(plan, false) ? tally[kOverflow] - tally[kNegativeOverflow] : 0) +
-                                  (k.saturates(plan, true) ? tally[kNegativeOverflow] : 0);
+  return i;
+}
+
+// kFlush: the policy flushes inputs (daz) or results (ftz).
+template <Rounding R, bool kFlush, typename Out>
+void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
+                   FlagCounts* counts) {
+  const std::size_t lanes = hn::Lanes(D());
+#if HWY_TARGET <= HWY_AVX2
+  // fp16 in the modes vcvtps2ph has (plan.hardware_fp16).
+  const bool f16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2 && plan.hardware_fp16;
+  // 8-bit formats in deterministic modes: narrow to fp16 first, then round
+  // 16-bit lanes, two vectors at a time (ConvertPairsViaFp16).
+  constexpr bool kCanViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
+  const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
+  // vcvtps2ph reads a float32 subnormal as zero under MXCSR.DAZ (measured;
+  // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
+  // vectors holding one go to the core.
+  const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
+#else
+  constexpr bool f16c = false;
+  constexpr bool hardware_daz = false;
+#endif
+
+  std::size_t i = 0;
+  std::uint64_t served = 0;
+  Tallies tally = {};
+#if HWY_TARGET <= HWY_AVX2
+  if constexpr (kCanViaFp16) {
+    if (via_fp16 && n >= 2 * lanes) {
+      i = ConvertPairsViaFp16<R, kFlush>(plan, in, n, out, stream, hardware_daz, counts, tally, &served);
+    }
+  }
+#endif
+  // Only where a vector is left: its constants cost about as much as
+  // converting a vector.
+  if (i + lanes <= n) {
+    i = ConvertVectors<R, kFlush>(plan, in, i, n, out, stream, f16c, hardware_daz, counts, tally, &served);
+  }
+  using K = Constants<R, Float32Bits>;
+  const std::uint64_t saturated = (K::saturates(plan, false) ? tally[kOverflow] - tally[kNegativeOverflow] : 0) +
+                                  (K::saturates(plan, true) ? tally[kNegativeOverflow] : 0);
   auto& c = counts->count;
   c[static_cast<unsigned>(Flag::inexact)] += tally[kInexact];
   c[static_cast<unsigned>(Flag::underflow)] += tally[kUnderflow];
@@ -599,6 +621,8 @@ void ConvertToU16(const ConvertPlan& plan, const float* in, std::size_t n, std::
   ConvertTo(plan, in, n, out, stream, counts);
 }
 
+std::size_t Float32Lanes() { return hn::Lanes(D()); }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace fmtcheck::detail
 HWY_AFTER_NAMESPACE();
@@ -610,6 +634,26 @@ HWY_EXPORT(ConvertToU8);
 HWY_EXPORT(ConvertToU16);
 
 namespace {
+
+// Every target this file was compiled for, best first: Highway's
+// HWY_CHOOSE_* give each one's functions, or nullptr where it was not.
+struct CompiledTarget {
+  std::int64_t target;
+  KernelTarget::ToU8* to_u8;
+  KernelTarget::ToU16* to_u16;
+  std::size_t (*lanes)();
+};
+#define FMTCHECK_COMPILED_TARGET(TARGET, NAME) \
+  CompiledTarget { TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16), HWY_CHOOSE_##NAME(Float32Lanes) }
+const CompiledTarget kCompiledTargets[] = {
+    FMTCHECK_COMPILED_TARGET(HWY_AVX3_DL, AVX3_DL), FMTCHECK_COMPILED_TARGET(HWY_AVX3, AVX3),
+    FMTCHECK_COMPILED_TARGET(HWY_AVX2, AVX2),       FMTCHECK_COMPILED_TARGET(HWY_SSE4, SSE4),
+    FMTCHECK_COMPILED_TARGET(HWY_SSSE3, SSSE3),
+#if HWY_TARGETS & (HWY_EMU128 | HWY_SCALAR)
+    FMTCHECK_COMPILED_TARGET((HWY_TARGETS & HWY_EMU128) ? HWY_EMU128 : HWY_SCALAR, FALLBACK),
+#endif
+};
+#undef FMTCHECK_COMPILED_TARGET
 
 // The kernel draws from even stream positions (two draws per generator
 // output): a batch starting at an odd one gives its first value to the core.
@@ -633,6 +677,24 @@ void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t 
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint16_t* out,
                           const RandomStream* stream, FlagCounts* counts) {
   from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU16), plan, in, n, out, stream, counts);
+}
+
+std::vector<KernelTarget> kernel_targets() {
+  std::vector<KernelTarget> runnable;
+  const std::int64_t supported = hwy::SupportedTargets();
+  for (const CompiledTarget& t : kCompiledTargets) {
+    if (t.to_u8 != nullptr && (supported & t.target) != 0) runnable.push_back({t.target, t.to_u8, t.to_u16, t.lanes()});
+  }
+  return runnable;
+}
+
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint8_t* out, const RandomStream* stream, FlagCounts* counts) {
+  from_even_position(target.to_u8, plan, in, n, out, stream, counts);
+}
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint16_t* out, const RandomStream* stream, FlagCounts* counts) {
+  from_even_position(target.to_u16, plan, in, n, out, stream, counts);
 }
 
 }  // namespace fmtcheck::detail

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "batch_convert_plan.hpp"
 #include "fmtcheck/flags.hpp"
@@ -23,6 +24,7 @@ namespace fmtcheck::detail {
 template <typename Out, typename Draw>
 void convert_with_core(const Format& f, const Policy& p, const float* in, std::size_t n, Out* out, Draw draw,
                        FlagCounts* counts) {
+  if (n == 0) return;  // a kernel's usual empty remainder: no Rounder to derive
   const Rounder round(f, p);
   const bool stochastic = p.rounding == Rounding::sr;
   for (std::size_t i = 0; i < n; ++i) {
@@ -48,5 +50,23 @@ void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t 
                           const RandomStream* stream, FlagCounts* counts);
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint16_t* out,
                           const RandomStream* stream, FlagCounts* counts);
+
+// The kernel as one SIMD target compiled it. The functions above run the
+// best target the CPU has; the exhaustive proof runs every one it can.
+struct KernelTarget {
+  using ToU8 = void(const ConvertPlan&, const float*, std::size_t, std::uint8_t*, const RandomStream*, FlagCounts*);
+  using ToU16 = void(const ConvertPlan&, const float*, std::size_t, std::uint16_t*, const RandomStream*,
+                     FlagCounts*);
+  std::int64_t target;  // Highway's bit for it: hwy::TargetName(target) names it
+  ToU8* to_u8;
+  ToU16* to_u16;
+  std::size_t lanes;  // float32 values in one of its vectors
+};
+// The targets compiled in that this CPU runs, best first.
+std::vector<KernelTarget> kernel_targets();
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint8_t* out, const RandomStream* stream, FlagCounts* counts);
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint16_t* out, const RandomStream* stream, FlagCounts* counts);
 
 }  // namespace fmtcheck::detail
