@@ -490,13 +490,10 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
 }
 #endif
 
-// The float32 route (and fp16 through vcvtps2ph), one vector at a time from
-// input i on: a whole batch, or the last single vector the 8-bit route
-// through fp16 leaves. Returns where it stopped (fewer than a vector left).
+// kFlush: the policy flushes inputs (daz) or results (ftz).
 template <Rounding R, bool kFlush, typename Out>
-std::size_t ConvertVectors(const ConvertPlan& plan, const float* in, std::size_t i, std::size_t n, Out* out,
-                           const RandomStream* stream, bool f16c, bool hardware_daz, FlagCounts* counts,
-                           Tallies& tally, std::uint64_t* served) {
+void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
+                   FlagCounts* counts) {
   const D d;
   const hn::Rebind<float, D> df;
   const hn::Rebind<std::int32_t, D> di;
@@ -504,49 +501,10 @@ std::size_t ConvertVectors(const ConvertPlan& plan, const float* in, std::size_t
   const std::size_t lanes = hn::Lanes(d);
   const Constants<R, Float32Bits> k(plan);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
-  for (; i + lanes <= n; i += lanes) {
-    const V u = hn::BitCast(d, hn::LoadU(df, in + i));
-    const V a = u & hn::Set(d, 0x7FFFFFFFu);
-    M to_core = a > max_finite_float;  // infinities and NaNs
-    M subnormal_input = MaskIf(d, false);
-    if (kFlush || plan.subnormal_inputs_to_core || hardware_daz) {
-      subnormal_input = Float32Subnormal(a);
-      if (plan.subnormal_inputs_to_core || hardware_daz) to_core = hn::Or(to_core, subnormal_input);
-    }
-    if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
-      convert_with_core(plan, in + i, lanes, out + i, stream, i, counts);
-      continue;
-    }
-    *served += lanes;
-#if HWY_TARGET <= HWY_AVX2
-    constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
-    if (kCanF16c && f16c) {
-      if constexpr (kCanF16c) {
-        const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
-        const VH bits = none_tiny ? ConvertVectorF16c<R, kFlush, true>(plan, k, u, a, subnormal_input, tally)
-                                  : ConvertVectorF16c<R, kFlush, false>(plan, k, u, a, subnormal_input, tally);
-        hn::StoreU(bits, DH(), out + i);
-      }
-      continue;
-    }
-#else
-    (void)f16c;
-#endif
-    const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
-    const V bits = RoundVector<R, kFlush, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
-    hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
-  }
-  return i;
-}
-
-// kFlush: the policy flushes inputs (daz) or results (ftz).
-template <Rounding R, bool kFlush, typename Out>
-void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
-                   FlagCounts* counts) {
-  const std::size_t lanes = hn::Lanes(D());
 #if HWY_TARGET <= HWY_AVX2
   // fp16 in the modes vcvtps2ph has (plan.hardware_fp16).
-  const bool f16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2 && plan.hardware_fp16;
+  constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
+  const bool f16c = kCanF16c && plan.hardware_fp16;
   // 8-bit formats in deterministic modes: narrow to fp16 first, then round
   // 16-bit lanes, two vectors at a time (ConvertPairsViaFp16).
   constexpr bool kCanViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
@@ -556,7 +514,6 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   // vectors holding one go to the core.
   const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
 #else
-  constexpr bool f16c = false;
   constexpr bool hardware_daz = false;
 #endif
 
@@ -570,14 +527,37 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
     }
   }
 #endif
-  // Only where a vector is left: its constants cost about as much as
-  // converting a vector.
-  if (i + lanes <= n) {
-    i = ConvertVectors<R, kFlush>(plan, in, i, n, out, stream, f16c, hardware_daz, counts, tally, &served);
+  for (; i + lanes <= n; i += lanes) {
+    const V u = hn::BitCast(d, hn::LoadU(df, in + i));
+    const V a = u & hn::Set(d, 0x7FFFFFFFu);
+    M to_core = a > max_finite_float;  // infinities and NaNs
+    M subnormal_input = MaskIf(d, false);
+    if (kFlush || plan.subnormal_inputs_to_core || hardware_daz) {
+      subnormal_input = Float32Subnormal(a);
+      if (plan.subnormal_inputs_to_core || hardware_daz) to_core = hn::Or(to_core, subnormal_input);
+    }
+    if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
+      convert_with_core(plan, in + i, lanes, out + i, stream, i, counts);
+      continue;
+    }
+    served += lanes;
+#if HWY_TARGET <= HWY_AVX2
+    if (kCanF16c && f16c) {
+      if constexpr (kCanF16c) {
+        const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
+        const VH bits = none_tiny ? ConvertVectorF16c<R, kFlush, true>(plan, k, u, a, subnormal_input, tally)
+                                  : ConvertVectorF16c<R, kFlush, false>(plan, k, u, a, subnormal_input, tally);
+        hn::StoreU(bits, DH(), out + i);
+      }
+      continue;
+    }
+#endif
+    const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
+    const V bits = RoundVector<R, kFlush, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
+    hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
   }
-  using K = Constants<R, Float32Bits>;
-  const std::uint64_t saturated = (K::saturates(plan, false) ? tally[kOverflow] - tally[kNegativeOverflow] : 0) +
-                                  (K::saturates(plan, true) ? tally[kNegativeOverflow] : 0);
+  const std::uint64_t saturated = (k.saturates(plan, false) ? tally[kOverflow] - tally[kNegativeOverflow] : 0) +
+                                  (k.saturates(plan, true) ? tally[kNegativeOverflow] : 0);
   auto& c = counts->count;
   c[static_cast<unsigned>(Flag::inexact)] += tally[kInexact];
   c[static_cast<unsigned>(Flag::underflow)] += tally[kUnderflow];
