@@ -601,8 +601,6 @@ void ConvertToU16(const ConvertPlan& plan, const float* in, std::size_t n, std::
   ConvertTo(plan, in, n, out, stream, counts);
 }
 
-std::size_t Float32Lanes() { return hn::Lanes(D()); }
-
 }  // namespace HWY_NAMESPACE
 }  // namespace fmtcheck::detail
 HWY_AFTER_NAMESPACE();
@@ -621,10 +619,9 @@ struct CompiledTarget {
   std::int64_t target;
   KernelTarget::ToU8* to_u8;
   KernelTarget::ToU16* to_u16;
-  std::size_t (*lanes)();
 };
 #define FMTCHECK_COMPILED_TARGET(TARGET, NAME) \
-  CompiledTarget { TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16), HWY_CHOOSE_##NAME(Float32Lanes) }
+  CompiledTarget { TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16) }
 const CompiledTarget kCompiledTargets[] = {
     FMTCHECK_COMPILED_TARGET(HWY_AVX3_DL, AVX3_DL), FMTCHECK_COMPILED_TARGET(HWY_AVX3, AVX3),
     FMTCHECK_COMPILED_TARGET(HWY_AVX2, AVX2),       FMTCHECK_COMPILED_TARGET(HWY_SSE4, SSE4),
@@ -663,7 +660,7 @@ std::vector<KernelTarget> kernel_targets() {
   std::vector<KernelTarget> runnable;
   const std::int64_t supported = hwy::SupportedTargets();
   for (const CompiledTarget& t : kCompiledTargets) {
-    if (t.to_u8 != nullptr && (supported & t.target) != 0) runnable.push_back({t.target, t.to_u8, t.to_u16, t.lanes()});
+    if (t.to_u8 != nullptr && (supported & t.target) != 0) runnable.push_back({t.target, t.to_u8, t.to_u16});
   }
   return runnable;
 }

@@ -52,7 +52,7 @@ void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t 
                           const RandomStream* stream, FlagCounts* counts);
 
 // The kernel as one SIMD target compiled it. The functions above run the
-// best target the CPU has; the exhaustive proof runs every one it can.
+// best target the CPU has; the exhaustive proof names the one it proves.
 struct KernelTarget {
   using ToU8 = void(const ConvertPlan&, const float*, std::size_t, std::uint8_t*, const RandomStream*, FlagCounts*);
   using ToU16 = void(const ConvertPlan&, const float*, std::size_t, std::uint16_t*, const RandomStream*,
@@ -60,7 +60,6 @@ struct KernelTarget {
   std::int64_t target;  // Highway's bit for it: hwy::TargetName(target) names it
   ToU8* to_u8;
   ToU16* to_u16;
-  std::size_t lanes;  // float32 values in one of its vectors
 };
 // The targets compiled in that this CPU runs, best first.
 std::vector<KernelTarget> kernel_targets();

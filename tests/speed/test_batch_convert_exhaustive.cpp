@@ -98,19 +98,18 @@ std::vector<Pass> passes() {
 // on one group (0: every one does). Each target runs the whole group; for
 // the 8-bit route through fp16 (two vectors at a time), the group also goes
 // down the float32 route, which takes a batch's last single vector: the same
-// kernel with that route switched off in its plan, so every input goes both
-// ways.
+// kernel with that route switched off in its plan (float32_route), so every
+// input goes both ways.
 template <typename Out>
 std::int64_t targets_differing(const std::vector<detail::KernelTarget>& targets, const detail::ConvertPlan& plan,
-                               const float* in, const RandomStream* stream, const Out* core_bits, Packed core_counts) {
+                               const detail::ConvertPlan& float32_route, const float* in, const RandomStream* stream,
+                               const Out* core_bits, Packed core_counts) {
   const auto agrees = [&](const detail::KernelTarget& target, const detail::ConvertPlan& route) {
     std::array<Out, kGroup> fast;
     FlagCounts counts;
     detail::convert_float32_fast(target, route, in, kGroup, fast.data(), stream, &counts);
     return counts.values == kGroup && packed(counts) == core_counts && std::equal(fast.begin(), fast.end(), core_bits);
   };
-  detail::ConvertPlan float32_route = plan;
-  float32_route.via_fp16 = false;
   std::int64_t differing = 0;
   for (const detail::KernelTarget& target : targets) {
     if (!agrees(target, plan) || (plan.via_fp16 && !agrees(target, float32_route))) differing |= target.target;
@@ -125,6 +124,8 @@ std::vector<Mismatches> check_groups(const Pass& pass, const std::vector<detail:
                                      std::uint64_t first, std::uint64_t last) {
   std::vector<Mismatches> bad(pass.plans.size());
   std::vector<Rounder> rounders;
+  std::vector<detail::ConvertPlan> float32_routes = pass.plans;
+  for (auto& route : float32_routes) route.via_fp16 = false;
   for (const auto& plan : pass.plans) rounders.emplace_back(*plan.format, *plan.policy);
   const auto& table = packed_flags();
   std::array<float, kBlock> in;
@@ -152,7 +153,7 @@ std::vector<Mismatches> check_groups(const Pass& pass, const std::vector<detail:
           core_counts += table[c.flags.bits()];
         }
         const RandomStream stream{kSeed, first_input};
-        const std::int64_t differing = targets_differing(targets, plan, &in[g * kGroup],
+        const std::int64_t differing = targets_differing(targets, plan, float32_routes[k], &in[g * kGroup],
                                                          stochastic ? &stream : nullptr, core_bits.data(), core_counts);
         if (differing != 0) {
           bad[k].targets |= differing;
