@@ -20,6 +20,7 @@ int run_sweep(const SweepArgs& args) {
   const Format to = parse_format_option(args.to);
   const Policy policy = to_policy(args.policy);
   OutputFile out(args.out);
+  out.reserve(kFloat32Count * static_cast<std::uint64_t>(to.storage_bits / 8));
   Progress progress("sweep " + to.name, kFloat32Count);
   sweep_float32(to, policy, args.seed, [&](std::uint64_t first, std::span<const std::uint8_t> bytes) {
     out.write(bytes.data(), bytes.size());

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,6 +96,14 @@ void OutputFile::write(const void* data, std::size_t bytes) {
   if (bytes != 0 && std::fwrite(data, 1, bytes, stream_) != bytes) {
     throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
   }
+}
+
+void OutputFile::reserve(std::uint64_t bytes) {
+  if (is_stdout() || in_place_ || bytes == 0) return;
+  // The return value is ignored on purpose: EOPNOTSUPP (tmpfs before Linux
+  // 3.5, some network file systems) or ENOSPC leave the writes to allocate,
+  // and a real lack of space is then reported by write().
+  (void)::posix_fallocate(::fileno(stream_), 0, static_cast<off_t>(bytes));
 }
 
 void OutputFile::commit() {
