@@ -492,8 +492,14 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& plan, const float* in, std::s
 
 // kFlush: the policy flushes inputs (daz) or results (ftz).
 template <Rounding R, bool kFlush, typename Out>
-void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
-                   FlagCounts* counts) {
+void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t n, Out* out,
+                   const RandomStream* caller_stream, FlagCounts* counts) {
+  // Copies the loop reads from: the caller's could be aliased by the 8-bit
+  // stores (a char type may alias anything), so every vector reloaded the
+  // plan's fields and the stream and rebuilt what depends on them.
+  const ConvertPlan plan = caller_plan;
+  const RandomStream stream_copy = caller_stream != nullptr ? *caller_stream : RandomStream{};
+  const RandomStream* const stream = caller_stream != nullptr ? &stream_copy : nullptr;
   const D d;
   const hn::Rebind<float, D> df;
   const hn::Rebind<std::int32_t, D> di;
