@@ -12,8 +12,8 @@
 //     are derived as the core derives them.
 //
 // The source is float32 itself (32-bit lanes), or, for 8-bit formats in
-// deterministic modes, float32 first narrowed to fp16 by round-to-odd
-// (16-bit lanes, see NarrowToOddFp16). fp16 in rne is the CPU's vcvtps2ph.
+// deterministic modes, float32 first narrowed to bf16 by round-to-odd
+// (16-bit lanes, see NarrowToOddBf16). fp16 is the CPU's vcvtps2ph.
 //
 // Highway compiles this file once per x86-64 level (foreach_target.h) and
 // HWY_DYNAMIC_DISPATCH picks the best one the CPU has.
@@ -134,15 +134,15 @@ struct SpreadTallies {
   std::uint64_t& operator[](int t) { return slot[2 * t]; }
 };
 
-// The bits a lane's rounding starts from: float32's, or fp16's after the
-// kernel has narrowed float32 to fp16 by round-to-odd (NarrowToOddFp16).
+// The bits a lane's rounding starts from: float32's, or bf16's after the
+// kernel has narrowed float32 to bf16 by round-to-odd (NarrowToOddBf16).
 struct Float32Bits {
   using Lane = std::uint32_t;
   static constexpr std::uint32_t kMantissa = 23, kBias = 127;
 };
-struct Fp16Bits {
+struct Bf16Bits {
   using Lane = std::uint16_t;
-  static constexpr std::uint32_t kMantissa = 10, kBias = 15;
+  static constexpr std::uint32_t kMantissa = 7, kBias = 127;
 };
 
 // The constants of one (format, policy) pair, as vectors of the source's
@@ -395,19 +395,10 @@ HWY_INLINE VH HardwareFp16(V x) {
 // where truncating and rounding up differ (by one code; above fp16's range
 // they give max finite and infinity). Rounding the result to a format with
 // at least two fewer bits, in any deterministic mode, gives what rounding a
-// gives (round-to-odd's double-rounding property); plan.via_fp16 says
-// where that holds for the whole range.
+// gives (round-to-odd's double-rounding property).
 HWY_INLINE VH NarrowToOddFp16(V a) {
   const VH down = HardwareFp16<_MM_FROUND_TO_ZERO>(a);
   return down | (HardwareFp16<_MM_FROUND_TO_POS_INF>(a) - down);
-}
-
-// The same with the sign of u (float32 bits, finite; a its magnitude) in
-// bit 15: the truncation of u is the truncation of a with u's sign, so the
-// sign costs one mask instead of a narrowing of its own.
-HWY_INLINE VH NarrowSignedToOddFp16(V u, V a) {
-  const VH signed_down = HardwareFp16<_MM_FROUND_TO_ZERO>(u);
-  return signed_down | (HardwareFp16<_MM_FROUND_TO_POS_INF>(a) - (signed_down & hn::Set(DH(), 0x7FFF)));
 }
 
 // fp32 -> fp16 by vcvtps2ph: the immediate gives rne, rtz, rup and rdn of
@@ -447,8 +438,24 @@ HWY_INLINE VH ConvertVectorF16c(const ConvertPlan& plan, const Constants<R, Floa
   return hn::DemoteTo(DH(), hn::BitCast(di, SignAndOverflow<R, kNoneTiny>(plan, k, u, a, code, overflow)));
 }
 
-// The 8-bit route through fp16 (plan.via_fp16), two vectors of inputs at a
-// time: their fp16 narrowings fill one whole vector of 16-bit lanes, so the
+// Float32 bits u0 and u1 (finite) narrowed to bf16 by round-to-odd, in one
+// vector of 16-bit lanes (u0's values first): each value's top half
+// (truncation: sign, exponent and 7 mantissa bits), with the last bit set
+// where the bottom half was not zero. Rounding the result to a format with
+// at least two fewer mantissa bits, in any deterministic mode, gives what
+// rounding the float32 value gives (round-to-odd's double-rounding
+// property); bf16 has float32's exponent range, so nothing overflows or
+// leaves the normal range before the format does (plan.via_bf16 checks the
+// format's side). Integer operations only: MXCSR does not touch them.
+template <class DW>
+HWY_INLINE hn::Vec<DW> NarrowToOddBf16(DW dw, V u0, V u1) {
+  const auto top = hn::ConcatOdd(dw, hn::BitCast(dw, u1), hn::BitCast(dw, u0));
+  const auto bottom = hn::ConcatEven(dw, hn::BitCast(dw, u1), hn::BitCast(dw, u0));
+  return top | hn::Min(bottom, hn::Set(dw, 1));
+}
+
+// The 8-bit route through bf16 (plan.via_bf16), two vectors of inputs at a
+// time: their bf16 narrowings fill one whole vector of 16-bit lanes, so the
 // rounding to the format runs on full vectors (a vector's worth of inputs
 // fills only half of one). Returns where it stopped: the caller's loop
 // takes the remaining inputs, fewer than two vectors, on the float32 route.
@@ -456,8 +463,8 @@ HWY_INLINE VH ConvertVectorF16c(const ConvertPlan& plan, const Constants<R, Floa
 //     the core, so daz has nothing left to flush here, and ftz flushes the
 //     tiny results of the 16-bit lanes.
 template <Rounding R, bool kFlush, typename Out>
-std::size_t ConvertPairsViaFp16(const ConvertPlan& caller_plan, const float* in, std::size_t n, Out* out,
-                                const RandomStream* stream, bool hardware_daz, FlagCounts* counts, Tallies& tally,
+std::size_t ConvertPairsViaBf16(const ConvertPlan& caller_plan, const float* in, std::size_t n, Out* out,
+                                const RandomStream* stream, FlagCounts* counts, Tallies& tally,
                                 std::uint64_t* served) {
   const ConvertPlan plan = caller_plan;  // not reloaded after every 8-bit store (see ConvertKernel)
   std::uint64_t served_here = 0;
@@ -467,10 +474,10 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& caller_plan, const float* in,
   const DW dw;
   const hn::Repartition<std::int16_t, D> dw_signed;
   const hn::Rebind<Out, DW> dout;
-  const Constants<R, Fp16Bits, DW> k(plan);
+  const Constants<R, Bf16Bits, DW> k(plan);
   const std::size_t lanes = hn::Lanes(d);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
-  const bool subnormals_to_core = plan.subnormal_inputs_to_core || hardware_daz || plan.flush_inputs;
+  const bool subnormals_to_core = plan.subnormal_inputs_to_core || plan.flush_inputs;
   const auto no_flush = MaskIf(dw, false);
   // Counted here and added to the caller's at the end: the caller's array
   // could be aliased by the 8-bit stores, so every count would go through
@@ -491,9 +498,9 @@ std::size_t ConvertPairsViaFp16(const ConvertPlan& caller_plan, const float* in,
       continue;
     }
     served_here += 2 * lanes;
-    const auto u16 = hn::Combine(dw, NarrowSignedToOddFp16(u1, a1), NarrowSignedToOddFp16(u0, a0));
+    const auto u16 = NarrowToOddBf16(dw, u0, u1);
     const auto a16 = u16 & hn::Set(dw, 0x7FFF);
-    const auto bits = RoundVector<R, kFlush, Fp16Bits>(plan, k, u16, a16, no_flush, hn::Zero(d), mine);
+    const auto bits = RoundVector<R, kFlush, Bf16Bits>(plan, k, u16, a16, no_flush, hn::Zero(d), mine);
     hn::StoreU(hn::DemoteTo(dout, hn::BitCast(dw_signed, bits)), dout, out + i);
   }
   for (int t = 0; t < kTallies; ++t) tally[t] += mine[t];
@@ -523,14 +530,14 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
   // fp16 in the modes vcvtps2ph has (plan.hardware_fp16).
   constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
   const bool f16c = kCanF16c && plan.hardware_fp16;
-  // 8-bit formats in deterministic modes: narrow to fp16 first, then round
-  // 16-bit lanes, two vectors at a time (ConvertPairsViaFp16).
-  constexpr bool kCanViaFp16 = R != Rounding::sr && sizeof(Out) == 1;
-  const bool via_fp16 = kCanViaFp16 && plan.via_fp16;
+  // 8-bit formats in deterministic modes: narrow to bf16 first, then round
+  // 16-bit lanes, two vectors at a time (ConvertPairsViaBf16).
+  constexpr bool kCanViaBf16 = R != Rounding::sr && sizeof(Out) == 1;
+  const bool via_bf16 = kCanViaBf16 && plan.via_bf16;
   // vcvtps2ph reads a float32 subnormal as zero under MXCSR.DAZ (measured;
   // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
   // vectors holding one go to the core.
-  const bool hardware_daz = (f16c || via_fp16) && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
+  const bool hardware_daz = f16c && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
 #else
   constexpr bool hardware_daz = false;
 #endif
@@ -539,9 +546,9 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
   std::uint64_t served = 0;
   Tallies tally = {};
 #if HWY_TARGET <= HWY_AVX2
-  if constexpr (kCanViaFp16) {
-    if (via_fp16 && n >= 2 * lanes) {
-      i = ConvertPairsViaFp16<R, kFlush>(plan, in, n, out, stream, hardware_daz, counts, tally, &served);
+  if constexpr (kCanViaBf16) {
+    if (via_bf16 && n >= 2 * lanes) {
+      i = ConvertPairsViaBf16<R, kFlush>(plan, in, n, out, stream, counts, tally, &served);
     }
   }
 #endif

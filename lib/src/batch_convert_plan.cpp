@@ -75,13 +75,12 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   // vcvtps2ph has every deterministic mode but rna (rto by two of them).
   plan.hardware_fp16 = same_encoding(f, formats::fp16) && p.rounding != Rounding::sr && p.rounding != Rounding::rna;
   plan.subnormal_inputs_to_core = min_field == 1 && !p.flush_inputs();
-  const int fp16_min_exponent = formats::fp16.min_exponent();  // -14
-  const bool nearest = p.rounding == Rounding::rne || p.rounding == Rounding::rna;
-  plan.via_fp16 = f.storage_bits == 8 && p.rounding != Rounding::sr &&
-                  f.min_exponent() >= fp16_min_exponent && f.mantissa_bits + 2 <= formats::fp16.mantissa_bits &&
-                  f.min_exponent() - f.mantissa_bits >= fp16_min_exponent - formats::fp16.mantissa_bits + 2 &&
-                  // fp16 keeps values below 2^16: the modes that overflow only from 2^(emax+1) need emax < 15.
-                  (f.max_exponent() < formats::fp16.max_exponent() || nearest);
+  // Round-to-odd to bf16 keeps 7 mantissa bits and float32's exponent
+  // range: two bits to spare for a format of at most 5 mantissa bits, down
+  // to a rounding position above bf16's subnormal range.
+  constexpr int kBf16MantissaBits = 7, kBf16MinExponent = -126;
+  plan.via_bf16 = f.storage_bits == 8 && p.rounding != Rounding::sr && f.mantissa_bits + 2 <= kBf16MantissaBits &&
+                  f.min_exponent() - f.mantissa_bits - 2 >= kBf16MinExponent;
   plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
   return plan;
 }

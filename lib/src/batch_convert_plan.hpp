@@ -37,11 +37,10 @@ struct ConvertPlan {
   // deterministic ones but rna): it rounds, the kernel derives the rest
   // (where the target has it).
   bool hardware_fp16 = false;
-  // An 8-bit format and a deterministic mode for which narrowing to fp16 by
+  // An 8-bit format and a deterministic mode for which narrowing to bf16 by
   // round-to-odd loses nothing: every rounding boundary of the format lies
-  // inside fp16's normal range with at least two bits to spare, and every
-  // float32 beyond fp16's range overflows the format in this mode.
-  bool via_fp16 = false;
+  // in bf16's normal range with at least two bits to spare.
+  bool via_bf16 = false;
   std::uint32_t random_bit_count = 0;
 };
 

@@ -96,7 +96,7 @@ std::vector<Pass> passes() {
 
 // The targets whose kernel does not give the core's bits and flag counts
 // on one group (0: every one does). Each target runs the whole group; for
-// the 8-bit route through fp16 (two vectors at a time), the group also goes
+// the 8-bit route through bf16 (two vectors at a time), the group also goes
 // down the float32 route, which takes a batch's last single vector: the same
 // kernel with that route switched off in its plan (float32_route), so every
 // input goes both ways.
@@ -112,7 +112,7 @@ std::int64_t targets_differing(const std::vector<detail::KernelTarget>& targets,
   };
   std::int64_t differing = 0;
   for (const detail::KernelTarget& target : targets) {
-    if (!agrees(target, plan) || (plan.via_fp16 && !agrees(target, float32_route))) differing |= target.target;
+    if (!agrees(target, plan) || (plan.via_bf16 && !agrees(target, float32_route))) differing |= target.target;
   }
   return differing;
 }
@@ -125,7 +125,7 @@ std::vector<Mismatches> check_groups(const Pass& pass, const std::vector<detail:
   std::vector<Mismatches> bad(pass.plans.size());
   std::vector<Rounder> rounders;
   std::vector<detail::ConvertPlan> float32_routes = pass.plans;
-  for (auto& route : float32_routes) route.via_fp16 = false;
+  for (auto& route : float32_routes) route.via_bf16 = false;
   for (const auto& plan : pass.plans) rounders.emplace_back(*plan.format, *plan.policy);
   const auto& table = packed_flags();
   std::array<float, kBlock> in;
