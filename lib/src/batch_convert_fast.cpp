@@ -124,7 +124,7 @@ HWY_INLINE V Draws(D d, const RandomStream& stream, std::size_t i) {
 // adds the popcount of its mask: scalar work, beside the vector work.
 enum Tally { kInexact, kUnderflow, kOverflow, kNegativeOverflow, kFlushed, kTinyToZero, kSubnormal, kTallies };
 using Tallies = std::uint64_t[kTallies];
-// The same counts in every other slot, for the 8-bit route through fp16:
+// The same counts in every other slot, for the 8-bit route through bf16:
 // there GCC's straight-line vectorizer paired the adds of two neighbouring
 // counts into one SSE add, whose pair of counts went through the stack on
 // every step (e4m3 rne +7%, rtz +11%, ftz +8% without it). The float32

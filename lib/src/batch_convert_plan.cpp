@@ -78,9 +78,9 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   // Round-to-odd to bf16 keeps 7 mantissa bits and float32's exponent
   // range: two bits to spare for a format of at most 5 mantissa bits, down
   // to a rounding position above bf16's subnormal range.
-  constexpr int kBf16MantissaBits = 7, kBf16MinExponent = -126;
-  plan.via_bf16 = f.storage_bits == 8 && p.rounding != Rounding::sr && f.mantissa_bits + 2 <= kBf16MantissaBits &&
-                  f.min_exponent() - f.mantissa_bits - 2 >= kBf16MinExponent;
+  const Format& bf16 = formats::bf16;
+  plan.via_bf16 = f.storage_bits == 8 && p.rounding != Rounding::sr && f.mantissa_bits + 2 <= bf16.mantissa_bits &&
+                  f.min_exponent() - f.mantissa_bits - 2 >= bf16.min_exponent();
   plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
   return plan;
 }
