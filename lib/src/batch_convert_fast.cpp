@@ -195,8 +195,8 @@ struct Constants {
     const std::uint32_t min_normal_bits = min_field_value << Src::kMantissa;
     // The format's ulp at full precision in the binade below 2^emin, in
     // source codes: 2^s where that binade is one of the source's normal
-    // ones, 2^(s-1) where it is the source's subnormal range (e5m2 from
-    // fp16), whose codes are twice as wide.
+    // ones, 2^(s-1) where it is the source's subnormal range (bf16 from
+    // float32), whose codes are twice as wide.
     const std::uint32_t ulp = min_field_value == 1 ? 1u << (s - 1) : 1u << s;
     if (!plan.tiny_after) return min_normal_bits;
     switch (R) {
