@@ -36,6 +36,20 @@ std::span<const ProvenPair> kernel_proven_pairs() {
     for (const Format* f : {&formats::e4m3fnuz, &formats::e5m2fnuz, &formats::e2m3, &formats::e3m2, &formats::e2m1}) {
       list.push_back({f, Policy{}});
     }
+    // NVIDIA's conversions from float, which give NaN as NanConvention::cuda
+    // does: cvt.rn / cvt.rz to f16 and bf16 (__float2half_rn, _rz,
+    // __float2bfloat16_rn, _rz), and to FP8 in rn with .satfinite (the only
+    // device form) or without (__nv_cvt_float_to_fp8 with __NV_NOSAT).
+    for (const Format* f : {&formats::fp16, &formats::bf16}) {
+      for (const Rounding r : {Rounding::rne, Rounding::rtz}) {
+        list.push_back({f, Policy{.rounding = r, .nan = NanConvention::cuda}});
+      }
+    }
+    for (const Format* f : {&formats::e4m3, &formats::e5m2}) {
+      for (const Overflow o : {Overflow::sat, Overflow::nosat}) {
+        list.push_back({f, Policy{.overflow = o, .nan = NanConvention::cuda}});
+      }
+    }
     return list;
   }();
   return pairs;

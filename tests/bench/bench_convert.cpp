@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -139,6 +140,14 @@ void reference_f16c(benchmark::State& state) {
 BENCHMARK(reference_memcpy)->Name("reference/memcpy")->Unit(benchmark::kMillisecond);
 BENCHMARK(reference_f16c)->Name("reference/f16c")->Unit(benchmark::kMillisecond);
 
+// convert/<format>/<policy>: float32 -> an 8- or 16-bit format.
+void register_convert(const std::string& name, const Format* f, Policy policy) {
+  benchmark::RegisterBenchmark(name.c_str(), [f, policy](benchmark::State& s) {
+    if (f->storage_bits == 8) return convert_to<std::uint8_t>(s, *f, policy);
+    convert_to<std::uint16_t>(s, *f, policy);
+  })->Unit(benchmark::kMillisecond);
+}
+
 // Formats are read when the benchmark runs, not at registration, so the
 // presets' static initialisation order does not matter.
 const bool registered = [] {
@@ -159,13 +168,17 @@ const bool registered = [] {
       {"fp16", &formats::fp16}, {"bf16", &formats::bf16}, {"e4m3", &formats::e4m3}, {"e5m2", &formats::e5m2}};
   for (const auto& [format_name, f] : targets) {
     for (const auto& [policy_name, policy] : policies) {
-      const std::string name = std::string("convert/") + format_name + "/" + policy_name;
-      benchmark::RegisterBenchmark(name.c_str(), [f, policy](benchmark::State& s) {
-        if (f->storage_bits == 8) return convert_to<std::uint8_t>(s, *f, policy);
-        convert_to<std::uint16_t>(s, *f, policy);
-      })->Unit(benchmark::kMillisecond);
+      register_convert(std::string("convert/") + format_name + "/" + policy_name, f, policy);
     }
   }
+  // What a CUDA kernel's cvt.rn gives (the FP8 forms saturate), NaN as NVIDIA's.
+  const Policy cuda{.nan = NanConvention::cuda};
+  const Policy cuda_sat{.overflow = Overflow::sat, .nan = NanConvention::cuda};
+  const std::tuple<const char*, const Format*, Policy> cuda_pairs[] = {{"convert/fp16/cuda", &formats::fp16, cuda},
+                                                                       {"convert/bf16/cuda", &formats::bf16, cuda},
+                                                                       {"convert/e4m3/cuda-sat", &formats::e4m3, cuda_sat},
+                                                                       {"convert/e5m2/cuda-sat", &formats::e5m2, cuda_sat}};
+  for (const auto& [name, f, policy] : cuda_pairs) register_convert(name, f, policy);
   benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("decode/bf16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::bf16); })
