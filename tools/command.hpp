@@ -4,15 +4,11 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
-#include <stdexcept>
 #include <string>
 
-namespace fmtcheck::cli {
+#include "usage_error.hpp"
 
-// Bad input from the user: printed as one line on stderr, exit code 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace fmtcheck::cli {
 
 // setup() adds the subcommand's options to `sub` and returns what runs it;
 // the runner returns the process exit code.

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "command.hpp"
+#include "usage_error.hpp"
 
 namespace fmtcheck::cli {
 namespace {
@@ -66,7 +66,11 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   }
   const std::filesystem::path target(path_);
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
-  std::string pattern = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // Built by appending: GCC 12's -Wrestrict misreads "." + std::string&& (a false positive).
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string pattern = (dir / name).string();
   const int fd = mkstemp(pattern.data());
   if (fd < 0) throw UsageError("cannot write '" + path_ + "': " + std::strerror(errno));
   temp_path_ = pattern;

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "command.hpp"
+#include "usage_error.hpp"
 
 namespace fmtcheck::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "command.hpp"
+#include "usage_error.hpp"
 
 namespace fmtcheck::cli {
 namespace {
