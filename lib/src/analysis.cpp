@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "fmtcheck/convert.hpp"
 #include "fmtcheck/decode.hpp"
@@ -83,8 +84,11 @@ struct ErrorLanes {
   Lanes max_abs{}, max_rel{}, sum{}, sum_sq{};
 };
 
-__attribute__((target_clones("avx2", "default")))
-void add_error_lanes(const double* in, const double* r, std::size_t n, double scale, bool pow2, ErrorLanes& e) {
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+void add_error_lanes(const double* in, const double* r, std::size_t n, double scale, bool pow2, ErrorLanes& lanes) {
+  // A copy in registers: the caller's could alias `in` and `r` as far as the
+  // compiler knows, so it stored every lane back on every step.
+  ErrorLanes e = lanes;
   const double inverse = 1.0 / scale;  // exact for a power of two
   const LaneMask magnitude = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
   const double inf = INFINITY;
@@ -114,7 +118,14 @@ void add_error_lanes(const double* in, const double* r, std::size_t n, double sc
     e.sum += rel;
     e.sum_sq += rel * rel;
   }
+  lanes = e;
 }
+
+// fp16 and bf16 results decode through decode_batch's SIMD kernels (exact;
+// proven on every code), block by block: a table of their 65536 values as
+// doubles (512 KiB each) does not stay in cache. Other formats of at most 16
+// bits decode through such a table, which for 8 bits is 2 KiB.
+bool simd_decode(const Format& f) { return same_encoding(f, formats::fp16) || same_encoding(f, formats::bf16); }
 
 // The errors of results `codes` against inputs x, in blocks that stay in
 // the L1 cache: inputs and decoded results are widened to double, then
@@ -128,13 +139,25 @@ void add_errors(std::span<const T> x, std::span<const Code> codes, const Format&
   const bool pow2 = s == std::ldexp(1.0, std::ilogb(s));
   alignas(32) double in[block];
   alignas(32) double r[block];
+  alignas(32) float r32[block];
   ErrorLanes e;
   std::uint64_t padding = 0;
   for (std::size_t start = 0; start < x.size(); start += block) {
     const std::size_t n = std::min(block, x.size() - start);
-    for (std::size_t i = 0; i < n; ++i) {
-      in[i] = static_cast<double>(x[start + i]);
-      r[i] = decoded != nullptr ? (*decoded)[codes[start + i]] : to_double(f, codes[start + i]);
+    // Separate loops: the widening vectorizes, the table lookups run without a branch.
+    for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<double>(x[start + i]);
+    if (decoded != nullptr) {
+      const double* table = decoded->data();
+      for (std::size_t i = 0; i < n; ++i) r[i] = table[codes[start + i]];
+    } else if constexpr (std::is_same_v<Code, std::uint16_t>) {
+      if (simd_decode(f)) {
+        decode_batch(codes.subspan(start, n), f, std::span<float>(r32, n));
+        for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
+      } else {
+        for (std::size_t i = 0; i < n; ++i) r[i] = to_double(f, codes[start + i]);
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) r[i] = to_double(f, codes[start + i]);
     }
     const std::size_t padded = (n + 3) / 4 * 4;
     for (std::size_t i = n; i < padded; ++i) in[i] = r[i] = 0;  // 0 == 0 / scale: counted exact, no error
@@ -174,7 +197,7 @@ void measure_scaled(std::span<const T> x, std::uint64_t first, const Format& f, 
 }
 
 std::shared_ptr<const std::vector<double>> decode_table(const Format& f) {
-  if (f.storage_bits > 16) return nullptr;
+  if (f.storage_bits > 16 || simd_decode(f)) return nullptr;
   auto table = std::make_shared<std::vector<double>>(std::size_t{1} << f.storage_bits);
   for (std::size_t code = 0; code < table->size(); ++code) (*table)[code] = to_double(f, code);
   return table;
@@ -199,22 +222,49 @@ bool is_power_of_two(Bits magnitude) {
 
 // One pass over float32 or float64 values: specials, amax and the binade
 // histogram, all from the bits (finite magnitudes order as their bits).
+// Values are counted by exponent field, with no branch for normal ones, in
+// four interleaved tables: in real tensors neighbours share a binade, and
+// one table would make each count wait for the previous one's store. Field
+// 0 is zero or subnormal (subnormals, rare, take a branch to their binade);
+// the top field is infinity (no fraction bits) or NaN.
 template <typename Real, typename Bits, int Mantissa, int Bias>
 void add_values(InputSummary& s, std::span<const Real> x) {
   constexpr Bits magnitude_mask = ~Bits{0} >> 1;
-  constexpr Bits inf_bits = magnitude_mask & ~((Bits{1} << Mantissa) - 1);
+  constexpr Bits fraction_mask = (Bits{1} << Mantissa) - 1;
+  constexpr Bits inf_bits = magnitude_mask & ~fraction_mask;
+  constexpr std::size_t fields = std::size_t{1} << (sizeof(Bits) * 8 - 1 - Mantissa);
+  constexpr std::size_t tables = 4;
+  std::vector<std::uint64_t> count(tables * fields), whole(tables * fields);  // whole: no fraction bits
+  std::uint64_t subnormal = 0;
   Bits amax_bits = std::bit_cast<Bits>(static_cast<Real>(s.amax));
-  for (const Real v : x) {
-    const Bits m = std::bit_cast<Bits>(v) & magnitude_mask;
-    if (m >= inf_bits) {
-      ++(m == inf_bits ? s.inf : s.nan);
-    } else if (m == 0) {
-      ++s.zero;
-    } else {
-      amax_bits = std::max(amax_bits, m);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const Bits m = std::bit_cast<Bits>(x[i]) & magnitude_mask;
+    const std::size_t slot = (i % tables) * fields + static_cast<std::size_t>(m >> Mantissa);
+    ++count[slot];
+    whole[slot] += (m & fraction_mask) == 0;
+    amax_bits = std::max(amax_bits, m < inf_bits ? m : Bits{0});
+    if (m <= fraction_mask && m != 0) [[unlikely]] {
       const auto b = static_cast<std::size_t>(binade_of<Bits, Mantissa, Bias>(m) - InputSummary::min_binade);
       ++s.binade_count[b];
       s.power_of_two_count[b] += is_power_of_two<Bits, Mantissa>(m);
+      ++subnormal;
+    }
+  }
+  for (std::size_t field = 0; field < fields; ++field) {
+    std::uint64_t n = 0, powers = 0;
+    for (std::size_t t = 0; t < tables; ++t) {
+      n += count[t * fields + field];
+      powers += whole[t * fields + field];
+    }
+    if (field == 0) {
+      s.zero += n - subnormal;
+    } else if (field == fields - 1) {
+      s.inf += powers;
+      s.nan += n - powers;
+    } else {
+      const auto b = static_cast<std::size_t>(static_cast<int>(field) - Bias - InputSummary::min_binade);
+      s.binade_count[b] += n;
+      s.power_of_two_count[b] += powers;
     }
   }
   s.values += x.size();
