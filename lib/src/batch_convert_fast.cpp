@@ -579,7 +579,11 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
 #endif
     const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
     const V bits = RoundVector<R, kFlush, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
-    hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
+    if constexpr (sizeof(Out) == 4) {
+      hn::StoreU(hn::ShiftLeftSame(bits, static_cast<int>(plan.pad_bits)), dout, out + i);  // tf32: code << 13
+    } else {
+      hn::StoreU(hn::DemoteTo(dout, hn::BitCast(di, bits)), dout, out + i);
+    }
   }
   const std::uint64_t saturated = (k.saturates(plan, false) ? tally[kOverflow] - tally[kNegativeOverflow] : 0) +
                                   (k.saturates(plan, true) ? tally[kNegativeOverflow] : 0);
@@ -625,6 +629,10 @@ void ConvertToU16(const ConvertPlan& plan, const float* in, std::size_t n, std::
                   const RandomStream* stream, FlagCounts* counts) {
   ConvertTo(plan, in, n, out, stream, counts);
 }
+void ConvertToU32(const ConvertPlan& plan, const float* in, std::size_t n, std::uint32_t* out,
+                  const RandomStream* stream, FlagCounts* counts) {
+  ConvertTo(plan, in, n, out, stream, counts);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace fmtcheck::detail
@@ -635,6 +643,7 @@ namespace fmtcheck::detail {
 
 HWY_EXPORT(ConvertToU8);
 HWY_EXPORT(ConvertToU16);
+HWY_EXPORT(ConvertToU32);
 
 namespace {
 
@@ -644,9 +653,12 @@ struct CompiledTarget {
   std::int64_t target;
   KernelTarget::ToU8* to_u8;
   KernelTarget::ToU16* to_u16;
+  KernelTarget::ToU32* to_u32;
 };
-#define FMTCHECK_COMPILED_TARGET(TARGET, NAME) \
-  CompiledTarget { TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16) }
+#define FMTCHECK_COMPILED_TARGET(TARGET, NAME)                                                       \
+  CompiledTarget {                                                                                   \
+    TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16), HWY_CHOOSE_##NAME(ConvertToU32) \
+  }
 const CompiledTarget kCompiledTargets[] = {
     FMTCHECK_COMPILED_TARGET(HWY_AVX3_DL, AVX3_DL), FMTCHECK_COMPILED_TARGET(HWY_AVX3, AVX3),
     FMTCHECK_COMPILED_TARGET(HWY_AVX2, AVX2),       FMTCHECK_COMPILED_TARGET(HWY_SSE4, SSE4),
@@ -680,12 +692,16 @@ void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t 
                           const RandomStream* stream, FlagCounts* counts) {
   from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU16), plan, in, n, out, stream, counts);
 }
+void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint32_t* out,
+                          const RandomStream* stream, FlagCounts* counts) {
+  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU32), plan, in, n, out, stream, counts);
+}
 
 std::vector<KernelTarget> kernel_targets() {
   std::vector<KernelTarget> runnable;
   const std::int64_t supported = hwy::SupportedTargets();
   for (const CompiledTarget& t : kCompiledTargets) {
-    if (t.to_u8 != nullptr && (supported & t.target) != 0) runnable.push_back({t.target, t.to_u8, t.to_u16});
+    if (t.to_u8 != nullptr && (supported & t.target) != 0) runnable.push_back({t.target, t.to_u8, t.to_u16, t.to_u32});
   }
   return runnable;
 }
@@ -697,6 +713,10 @@ void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, c
 void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
                           std::uint16_t* out, const RandomStream* stream, FlagCounts* counts) {
   from_even_position(target.to_u16, plan, in, n, out, stream, counts);
+}
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint32_t* out, const RandomStream* stream, FlagCounts* counts) {
+  from_even_position(target.to_u32, plan, in, n, out, stream, counts);
 }
 
 }  // namespace fmtcheck::detail

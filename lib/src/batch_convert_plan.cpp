@@ -1,7 +1,8 @@
 // Derives the batch kernel's constants from the format description and the
 // policy, and decides which pairs the kernel serves: signed formats with
-// subnormals, 8- or 16-bit containers, and a range inside float32's normal
-// exponent range, so that every finite float32 lands in one code formula.
+// subnormals, 8- or 16-bit containers (or tf32's 32, the code above 13 zero
+// bits), and a range inside float32's normal exponent range, so that every
+// finite float32 lands in one code formula.
 #include "batch_convert_plan.hpp"
 
 #include <algorithm>
@@ -36,6 +37,10 @@ std::span<const ProvenPair> kernel_proven_pairs() {
     for (const Format* f : {&formats::e4m3fnuz, &formats::e5m2fnuz, &formats::e2m3, &formats::e3m2, &formats::e2m1}) {
       list.push_back({f, Policy{}});
     }
+    // TF32, as the CPU side of a TF32 matmul rounds: nearest-even, and
+    // nearest with ties away as NVIDIA's cvt.rna.tf32.f32 does.
+    list.push_back({&formats::tf32, Policy{}});
+    list.push_back({&formats::tf32, Policy{.rounding = Rounding::rna}});
     // NVIDIA's conversions from float, which give NaN as NanConvention::cuda
     // does: cvt.rn / cvt.rz to f16 and bf16 (__float2half_rn, _rz,
     // __float2bfloat16_rn, _rz), and to FP8 in rn with .satfinite (the only
@@ -61,7 +66,8 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
                    [&](const ProvenPair& pair) { return *pair.format == f && pair.policy == p; })) {
     return std::nullopt;
   }
-  const bool container_ok = (f.storage_bits == 8 || f.storage_bits == 16) && f.pad_bits == 0;
+  const bool container_ok = ((f.storage_bits == 8 || f.storage_bits == 16) && f.pad_bits == 0) ||
+                            (f.storage_bits == 32 && f.width() + f.pad_bits == 32);
   const int min_field = f.min_exponent() + 127;
   if (!container_ok || !f.is_signed || !f.has_subnormals || f.mantissa_bits < 1 || f.mantissa_bits > 22 ||
       min_field < 1 || f.max_exponent() > 127) {
@@ -76,6 +82,7 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   plan.max_field = static_cast<std::uint32_t>(f.max_exponent() + 127);
   plan.max_finite = static_cast<std::uint32_t>(f.max_finite_code());
   plan.sign_bit = static_cast<std::uint32_t>(f.sign_bit());
+  plan.pad_bits = static_cast<std::uint32_t>(f.pad_bits);
   for (const bool sign : {false, true}) {
     plan.overflow_code[sign ? 1 : 0] = static_cast<std::uint32_t>(
         f.has_inf() ? (sign ? f.sign_bit() : 0) | f.infinity_code() : created_nan_code(f, p.nan, sign));

@@ -22,6 +22,7 @@ struct ConvertPlan {
   std::uint32_t max_field = 0;           // float32 exponent field of the format's highest binade
   std::uint32_t max_finite = 0;          // magnitude code
   std::uint32_t sign_bit = 0;
+  std::uint32_t pad_bits = 0;            // zero bits below the code in its container (tf32: 13)
   std::uint32_t overflow_code[2] = {};   // [sign]: full code of a non-saturated overflow (inf or NaN)
   bool overflow_is_nan = false;          // that code is a NaN made from a number
   bool negative_zero = false;            // the format keeps the sign of zero

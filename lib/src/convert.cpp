@@ -34,7 +34,7 @@ FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const
   }
   const RandomStream* stream = stochastic ? draws.stream : nullptr;
   FlagCounts counts;
-  if constexpr (sizeof(Out) <= 2) {
+  if constexpr (sizeof(Out) <= 4) {
     // The SIMD kernel, where it serves this format and policy; it hands
     // every value it does not serve to the core itself. Under stochastic
     // rounding it serves the counter-based stream only.

@@ -140,11 +140,14 @@ void reference_f16c(benchmark::State& state) {
 BENCHMARK(reference_memcpy)->Name("reference/memcpy")->Unit(benchmark::kMillisecond);
 BENCHMARK(reference_f16c)->Name("reference/f16c")->Unit(benchmark::kMillisecond);
 
-// convert/<format>/<policy>: float32 -> an 8- or 16-bit format.
+// convert/<format>/<policy>: float32 -> an 8-, 16- or 32-bit container.
 void register_convert(const std::string& name, const Format* f, Policy policy) {
   benchmark::RegisterBenchmark(name.c_str(), [f, policy](benchmark::State& s) {
-    if (f->storage_bits == 8) return convert_to<std::uint8_t>(s, *f, policy);
-    convert_to<std::uint16_t>(s, *f, policy);
+    switch (f->storage_bits) {
+      case 8: return convert_to<std::uint8_t>(s, *f, policy);
+      case 16: return convert_to<std::uint16_t>(s, *f, policy);
+      default: return convert_to<std::uint32_t>(s, *f, policy);
+    }
   })->Unit(benchmark::kMillisecond);
 }
 
@@ -179,6 +182,8 @@ const bool registered = [] {
                                                                        {"convert/e4m3/cuda-sat", &formats::e4m3, cuda_sat},
                                                                        {"convert/e5m2/cuda-sat", &formats::e5m2, cuda_sat}};
   for (const auto& [name, f, policy] : cuda_pairs) register_convert(name, f, policy);
+  register_convert("convert/tf32/rne", &formats::tf32, {});
+  register_convert("convert/tf32/rna", &formats::tf32, {.rounding = Rounding::rna});
   benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("decode/bf16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::bf16); })
