@@ -7,7 +7,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 #include "fmtcheck/convert.hpp"
 #include "fmtcheck/decode.hpp"
@@ -121,11 +120,15 @@ void add_error_lanes(const double* in, const double* r, std::size_t n, double sc
   lanes = e;
 }
 
-// fp16 and bf16 results decode through decode_batch's SIMD kernels (exact;
-// proven on every code), block by block: a table of their 65536 values as
-// doubles (512 KiB each) does not stay in cache. Other formats of at most 16
-// bits decode through such a table, which for 8 bits is 2 KiB.
-bool simd_decode(const Format& f) { return same_encoding(f, formats::fp16) || same_encoding(f, formats::bf16); }
+// Results that decode_batch decodes without a table, block by block (exact;
+// proven on every code): fp16 and bf16 in SIMD (a table of their 65536
+// values as doubles, 512 KiB each, does not stay in cache), tf32 and fp32 as
+// float32 bits. Other formats of at most 16 bits decode through such a
+// table, which for 8 bits is 2 KiB; the rest value by value.
+bool batch_decoded(const Format& f) {
+  return same_encoding(f, formats::fp16) || same_encoding(f, formats::bf16) || same_encoding(f, formats::tf32) ||
+         same_encoding(f, formats::fp32);
+}
 
 // The errors of results `codes` against inputs x, in blocks that stay in
 // the L1 cache: inputs and decoded results are widened to double, then
@@ -149,8 +152,8 @@ void add_errors(std::span<const T> x, std::span<const Code> codes, const Format&
     if (decoded != nullptr) {
       const double* table = decoded->data();
       for (std::size_t i = 0; i < n; ++i) r[i] = table[codes[start + i]];
-    } else if constexpr (std::is_same_v<Code, std::uint16_t>) {
-      if (simd_decode(f)) {
+    } else if constexpr (sizeof(Code) <= 4) {
+      if (batch_decoded(f)) {
         decode_batch(codes.subspan(start, n), f, std::span<float>(r32, n));
         for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
       } else {
@@ -197,7 +200,7 @@ void measure_scaled(std::span<const T> x, std::uint64_t first, const Format& f, 
 }
 
 std::shared_ptr<const std::vector<double>> decode_table(const Format& f) {
-  if (f.storage_bits > 16 || simd_decode(f)) return nullptr;
+  if (f.storage_bits > 16 || batch_decoded(f)) return nullptr;
   auto table = std::make_shared<std::vector<double>>(std::size_t{1} << f.storage_bits);
   for (std::size_t code = 0; code < table->size(); ++code) (*table)[code] = to_double(f, code);
   return table;

@@ -1,4 +1,5 @@
-// Batch decoding (decode_batch) on every code of every 8- and 16-bit preset,
+// Batch decoding (decode_batch) on every code of every 8- and 16-bit preset
+// and of tf32 (a stride of fp32's),
 // through the table path and the value-by-value path (fp16 and bf16: the
 // SIMD kernel and its value-by-value tail), against the scalar decode
 // (to_double, itself proven against NVIDIA, Eigen and ml_dtypes in the
@@ -69,6 +70,30 @@ TEST_CASE("decode_batch == the scalar decode on every code of every 8- and 16-bi
                                    : mismatches<std::uint16_t>(f, rounds, skip)) == 0);
       }
     }
+  }
+}
+
+TEST_CASE("decode_batch == the scalar decode on every tf32 code (with padding bits set too) and a stride of fp32's") {
+  // tf32: each code in its container, then with a varying pattern in the 13
+  // padding bits, which both decodes ignore.
+  std::vector<std::uint32_t> tf32;
+  for (std::uint32_t code = 0; code < (1u << 19); ++code) {
+    tf32.push_back(code << 13);
+    tf32.push_back(code << 13 | ((code * 2654435761u) >> 19));
+  }
+  // fp32: every 4099th bit pattern, and every pattern next to the infinities.
+  std::vector<std::uint32_t> fp32;
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 4099) fp32.push_back(static_cast<std::uint32_t>(b));
+  for (const std::uint32_t inf : {0x7F800000u, 0xFF800000u}) {
+    for (std::uint32_t d = 0; d < 4096; ++d) {
+      fp32.push_back(inf - 2048 + d);
+    }
+  }
+  for (const auto& [f, codes] : {std::pair{&formats::tf32, &tf32}, std::pair{&formats::fp32, &fp32}}) {
+    CAPTURE(f->name);
+    std::vector<float> out(codes->size());
+    decode_batch(std::span<const std::uint32_t>(*codes), *f, out);
+    CHECK(wrong_values(*f, out, std::span<const std::uint32_t>(*codes)) == 0);
   }
 }
 
