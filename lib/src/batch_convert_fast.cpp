@@ -655,9 +655,10 @@ struct CompiledTarget {
   KernelTarget::ToU16* to_u16;
   KernelTarget::ToU32* to_u32;
 };
-#define FMTCHECK_COMPILED_TARGET(TARGET, NAME)                                                       \
-  CompiledTarget {                                                                                   \
-    TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16), HWY_CHOOSE_##NAME(ConvertToU32) \
+#define FMTCHECK_COMPILED_TARGET(TARGET, NAME)                                 \
+  CompiledTarget {                                                             \
+    TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16),   \
+        HWY_CHOOSE_##NAME(ConvertToU32)                                        \
   }
 const CompiledTarget kCompiledTargets[] = {
     FMTCHECK_COMPILED_TARGET(HWY_AVX3_DL, AVX3_DL), FMTCHECK_COMPILED_TARGET(HWY_AVX3, AVX3),
@@ -701,7 +702,9 @@ std::vector<KernelTarget> kernel_targets() {
   std::vector<KernelTarget> runnable;
   const std::int64_t supported = hwy::SupportedTargets();
   for (const CompiledTarget& t : kCompiledTargets) {
-    if (t.to_u8 != nullptr && (supported & t.target) != 0) runnable.push_back({t.target, t.to_u8, t.to_u16, t.to_u32});
+    if (t.to_u8 != nullptr && (supported & t.target) != 0) {
+      runnable.push_back({t.target, t.to_u8, t.to_u16, t.to_u32});
+    }
   }
   return runnable;
 }

@@ -37,8 +37,8 @@ std::span<const ProvenPair> kernel_proven_pairs() {
     for (const Format* f : {&formats::e4m3fnuz, &formats::e5m2fnuz, &formats::e2m3, &formats::e3m2, &formats::e2m1}) {
       list.push_back({f, Policy{}});
     }
-    // TF32, as the CPU side of a TF32 matmul rounds: nearest-even, and
-    // nearest with ties away as NVIDIA's cvt.rna.tf32.f32 does.
+    // TF32 in nearest-even, and in nearest with ties away, as NVIDIA's
+    // cvt.rna.tf32.f32 rounds a TF32 matmul's float inputs.
     list.push_back({&formats::tf32, Policy{}});
     list.push_back({&formats::tf32, Policy{.rounding = Rounding::rna}});
     // NVIDIA's conversions from float, which give NaN as NanConvention::cuda

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -177,11 +176,10 @@ const bool registered = [] {
   // What a CUDA kernel's cvt.rn gives (the FP8 forms saturate), NaN as NVIDIA's.
   const Policy cuda{.nan = NanConvention::cuda};
   const Policy cuda_sat{.overflow = Overflow::sat, .nan = NanConvention::cuda};
-  const std::tuple<const char*, const Format*, Policy> cuda_pairs[] = {{"convert/fp16/cuda", &formats::fp16, cuda},
-                                                                       {"convert/bf16/cuda", &formats::bf16, cuda},
-                                                                       {"convert/e4m3/cuda-sat", &formats::e4m3, cuda_sat},
-                                                                       {"convert/e5m2/cuda-sat", &formats::e5m2, cuda_sat}};
-  for (const auto& [name, f, policy] : cuda_pairs) register_convert(name, f, policy);
+  register_convert("convert/fp16/cuda", &formats::fp16, cuda);
+  register_convert("convert/bf16/cuda", &formats::bf16, cuda);
+  register_convert("convert/e4m3/cuda-sat", &formats::e4m3, cuda_sat);
+  register_convert("convert/e5m2/cuda-sat", &formats::e5m2, cuda_sat);
   register_convert("convert/tf32/rne", &formats::tf32, {});
   register_convert("convert/tf32/rna", &formats::tf32, {.rounding = Rounding::rna});
   benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })

@@ -171,9 +171,10 @@ std::vector<Mismatches> check_every_input(const Pass& pass, const std::vector<de
   std::vector<Mismatches> all(pass.plans.size());
   std::mutex mutex;
   testing::split_over_cores((std::uint64_t{1} << 32) / kGroup, [&](unsigned, std::uint64_t begin, std::uint64_t end) {
-    const std::vector<Mismatches> mine = pass.storage_bits == 8    ? check_groups<std::uint8_t>(pass, targets, begin, end)
-                                         : pass.storage_bits == 16 ? check_groups<std::uint16_t>(pass, targets, begin, end)
-                                                                   : check_groups<std::uint32_t>(pass, targets, begin, end);
+    const auto check = [&](auto out) { return check_groups<decltype(out)>(pass, targets, begin, end); };
+    const std::vector<Mismatches> mine = pass.storage_bits == 8    ? check(std::uint8_t{})
+                                         : pass.storage_bits == 16 ? check(std::uint16_t{})
+                                                                   : check(std::uint32_t{});
     const std::lock_guard lock(mutex);
     for (std::size_t k = 0; k < all.size(); ++k) {
       all[k].groups += mine[k].groups;
