@@ -51,9 +51,11 @@ struct FlagCounts {
   std::uint64_t values = 0;
   std::array<std::uint64_t, flag_count> count{};
   [[nodiscard]] std::uint64_t operator[](Flag f) const { return count[static_cast<unsigned>(f)]; }
-  void add(Flags f) {
-    ++values;
-    for (int i = 0; i < flag_count; ++i) count[i] += (f.bits() >> i) & 1u;
+  void add(Flags f) { add(f, 1); }
+  // `times` values, each with flags f.
+  void add(Flags f, std::uint64_t times) {
+    values += times;
+    for (int i = 0; i < flag_count; ++i) count[i] += ((f.bits() >> i) & 1u) * times;
   }
   FlagCounts& operator+=(const FlagCounts& o) {
     values += o.values;
