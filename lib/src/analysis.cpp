@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "batch_decode_fast.hpp"
 #include "fmtcheck/convert.hpp"
 #include "fmtcheck/decode.hpp"
 #include "fmtcheck/random.hpp"
@@ -120,20 +121,15 @@ void add_error_lanes(const double* in, const double* r, std::size_t n, double sc
   lanes = e;
 }
 
-// Results that decode_batch decodes without a table, block by block (exact;
-// proven on every code): fp16 and bf16 in SIMD (a table of their 65536
-// values as doubles, 512 KiB each, does not stay in cache), tf32 and fp32 as
-// float32 bits. Other formats of at most 16 bits decode through such a
-// table, which for 8 bits is 2 KiB; the rest value by value.
-bool batch_decoded(const Format& f) {
-  return same_encoding(f, formats::fp16) || same_encoding(f, formats::bf16) || same_encoding(f, formats::tf32) ||
-         same_encoding(f, formats::fp32);
-}
-
 // The errors of results `codes` against inputs x, in blocks that stay in
 // the L1 cache: inputs and decoded results are widened to double, then
 // measured in lanes. The last block is padded to whole lanes with zeros,
 // which add nothing but one exact, measured value each; those are taken back.
+// Results that decode_batch decodes without a table (fp16 and bf16 in SIMD,
+// tf32 and fp32 as float32 bits; exact, proven on every code) are decoded
+// by it block by block: a table of fp16's 65536 values as doubles (512 KiB)
+// does not stay in cache. Other formats of at most 16 bits decode through
+// `decoded`, such a table (2 KiB for 8 bits); the rest value by value.
 template <typename T, typename Code>
 void add_errors(std::span<const T> x, std::span<const Code> codes, const Format& f, const std::vector<double>* decoded,
                 float scale, ConversionStats& stats) {
@@ -143,6 +139,7 @@ void add_errors(std::span<const T> x, std::span<const Code> codes, const Format&
   alignas(32) double in[block];
   alignas(32) double r[block];
   alignas(32) float r32[block];
+  const bool by_batch = decoded == nullptr && detail::decodes_without_table(f);
   ErrorLanes e;
   std::uint64_t padding = 0;
   for (std::size_t start = 0; start < x.size(); start += block) {
@@ -152,13 +149,9 @@ void add_errors(std::span<const T> x, std::span<const Code> codes, const Format&
     if (decoded != nullptr) {
       const double* table = decoded->data();
       for (std::size_t i = 0; i < n; ++i) r[i] = table[codes[start + i]];
-    } else if constexpr (sizeof(Code) <= 4) {
-      if (batch_decoded(f)) {
-        decode_batch(codes.subspan(start, n), f, std::span<float>(r32, n));
-        for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
-      } else {
-        for (std::size_t i = 0; i < n; ++i) r[i] = to_double(f, codes[start + i]);
-      }
+    } else if (by_batch) {
+      if constexpr (sizeof(Code) <= 4) decode_batch(codes.subspan(start, n), f, std::span<float>(r32, n));
+      for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
     } else {
       for (std::size_t i = 0; i < n; ++i) r[i] = to_double(f, codes[start + i]);
     }
@@ -200,7 +193,7 @@ void measure_scaled(std::span<const T> x, std::uint64_t first, const Format& f, 
 }
 
 std::shared_ptr<const std::vector<double>> decode_table(const Format& f) {
-  if (f.storage_bits > 16 || batch_decoded(f)) return nullptr;
+  if (f.storage_bits > 16 || detail::decodes_without_table(f)) return nullptr;
   auto table = std::make_shared<std::vector<double>>(std::size_t{1} << f.storage_bits);
   for (std::size_t code = 0; code < table->size(); ++code) (*table)[code] = to_double(f, code);
   return table;

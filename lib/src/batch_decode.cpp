@@ -97,6 +97,8 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
 
 }  // namespace
 
+bool detail::decodes_without_table(const Format& f) { return simd_kernel(f) != nullptr || float32_container(f); }
+
 void decode_batch(std::span<const std::uint8_t> bits, const Format& from, std::span<float> out) {
   decode_batch_impl(bits, from, out);
 }

@@ -10,11 +10,18 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fmtcheck/format.hpp"
+
 namespace fmtcheck::detail {
 
 // Returns 0 on CPUs without F16C: Highway's fp16 emulation on those targets
 // is not proven, so the caller keeps its table there.
 std::size_t decode_fp16_fast(const std::uint16_t* in, std::size_t n, float* out);
 std::size_t decode_bf16_fast(const std::uint16_t* in, std::size_t n, float* out);
+
+// Whether decode_batch decodes f's codes without a per-format table, so
+// that batches of any length are cheap: fp16 and bf16 through the kernels
+// above, tf32 and fp32 as float32 bits.
+bool decodes_without_table(const Format& f);
 
 }  // namespace fmtcheck::detail
