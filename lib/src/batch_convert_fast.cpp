@@ -13,7 +13,9 @@
 //
 // The source is float32 itself (32-bit lanes), or, for 8-bit formats in
 // deterministic modes, float32 first narrowed to bf16 by round-to-odd
-// (16-bit lanes, see NarrowToOddBf16). fp16 is the CPU's vcvtps2ph.
+// (16-bit lanes, see NarrowToOddBf16). fp16 is the CPU's vcvtps2ph. E8M0
+// and fp32/fp64 take routes of their own (batch_convert_power_of_two-inl.h,
+// batch_convert_exact-inl.h).
 //
 // Highway compiles this file once per x86-64 level (foreach_target.h) and
 // HWY_DYNAMIC_DISPATCH picks the best one the CPU has.
@@ -607,17 +609,30 @@ void ConvertKernel(const ConvertPlan& plan, const float* in, std::size_t n, Out*
   ConvertKernel<R, false>(plan, in, n, out, stream, counts);
 }
 
+#include "batch_convert_exact-inl.h"
+#include "batch_convert_power_of_two-inl.h"
+
+// The route of a rounding mode: E8M0's own, or the rounding one.
+template <Rounding R, typename Out>
+void ConvertRounded(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
+                    FlagCounts* counts) {
+  if constexpr (sizeof(Out) == 1) {
+    if (plan.route == Route::power_of_two) return ConvertPowerOfTwo<R>(plan, in, n, out, stream, counts);
+  }
+  ConvertKernel<R>(plan, in, n, out, stream, counts);
+}
+
 template <typename Out>
 void ConvertTo(const ConvertPlan& plan, const float* in, std::size_t n, Out* out, const RandomStream* stream,
                FlagCounts* counts) {
   switch (plan.policy->rounding) {
-    case Rounding::rne: return ConvertKernel<Rounding::rne>(plan, in, n, out, stream, counts);
-    case Rounding::rna: return ConvertKernel<Rounding::rna>(plan, in, n, out, stream, counts);
-    case Rounding::rtz: return ConvertKernel<Rounding::rtz>(plan, in, n, out, stream, counts);
-    case Rounding::rup: return ConvertKernel<Rounding::rup>(plan, in, n, out, stream, counts);
-    case Rounding::rdn: return ConvertKernel<Rounding::rdn>(plan, in, n, out, stream, counts);
-    case Rounding::rto: return ConvertKernel<Rounding::rto>(plan, in, n, out, stream, counts);
-    case Rounding::sr: return ConvertKernel<Rounding::sr>(plan, in, n, out, stream, counts);
+    case Rounding::rne: return ConvertRounded<Rounding::rne>(plan, in, n, out, stream, counts);
+    case Rounding::rna: return ConvertRounded<Rounding::rna>(plan, in, n, out, stream, counts);
+    case Rounding::rtz: return ConvertRounded<Rounding::rtz>(plan, in, n, out, stream, counts);
+    case Rounding::rup: return ConvertRounded<Rounding::rup>(plan, in, n, out, stream, counts);
+    case Rounding::rdn: return ConvertRounded<Rounding::rdn>(plan, in, n, out, stream, counts);
+    case Rounding::rto: return ConvertRounded<Rounding::rto>(plan, in, n, out, stream, counts);
+    case Rounding::sr: return ConvertRounded<Rounding::sr>(plan, in, n, out, stream, counts);
   }
 }
 
@@ -631,7 +646,13 @@ void ConvertToU16(const ConvertPlan& plan, const float* in, std::size_t n, std::
 }
 void ConvertToU32(const ConvertPlan& plan, const float* in, std::size_t n, std::uint32_t* out,
                   const RandomStream* stream, FlagCounts* counts) {
+  if (plan.route == Route::exact) return ConvertExact(plan, in, n, out, counts);
   ConvertTo(plan, in, n, out, stream, counts);
+}
+// Only fp64 has a 64-bit container.
+void ConvertToU64(const ConvertPlan& plan, const float* in, std::size_t n, std::uint64_t* out,
+                  const RandomStream*, FlagCounts* counts) {
+  ConvertExact(plan, in, n, out, counts);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -644,6 +665,7 @@ namespace fmtcheck::detail {
 HWY_EXPORT(ConvertToU8);
 HWY_EXPORT(ConvertToU16);
 HWY_EXPORT(ConvertToU32);
+HWY_EXPORT(ConvertToU64);
 
 namespace {
 
@@ -654,11 +676,12 @@ struct CompiledTarget {
   KernelTarget::ToU8* to_u8;
   KernelTarget::ToU16* to_u16;
   KernelTarget::ToU32* to_u32;
+  KernelTarget::ToU64* to_u64;
 };
 #define FMTCHECK_COMPILED_TARGET(TARGET, NAME)                                 \
   CompiledTarget {                                                             \
     TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16),   \
-        HWY_CHOOSE_##NAME(ConvertToU32)                                        \
+        HWY_CHOOSE_##NAME(ConvertToU32), HWY_CHOOSE_##NAME(ConvertToU64)       \
   }
 const CompiledTarget kCompiledTargets[] = {
     FMTCHECK_COMPILED_TARGET(HWY_AVX3_DL, AVX3_DL), FMTCHECK_COMPILED_TARGET(HWY_AVX3, AVX3),
@@ -697,13 +720,17 @@ void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t 
                           const RandomStream* stream, FlagCounts* counts) {
   from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU32), plan, in, n, out, stream, counts);
 }
+void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint64_t* out,
+                          const RandomStream* stream, FlagCounts* counts) {
+  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU64), plan, in, n, out, stream, counts);
+}
 
 std::vector<KernelTarget> kernel_targets() {
   std::vector<KernelTarget> runnable;
   const std::int64_t supported = hwy::SupportedTargets();
   for (const CompiledTarget& t : kCompiledTargets) {
     if (t.to_u8 != nullptr && (supported & t.target) != 0) {
-      runnable.push_back({t.target, t.to_u8, t.to_u16, t.to_u32});
+      runnable.push_back({t.target, t.to_u8, t.to_u16, t.to_u32, t.to_u64});
     }
   }
   return runnable;
@@ -720,6 +747,10 @@ void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, c
 void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
                           std::uint32_t* out, const RandomStream* stream, FlagCounts* counts) {
   from_even_position(target.to_u32, plan, in, n, out, stream, counts);
+}
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint64_t* out, const RandomStream* stream, FlagCounts* counts) {
+  from_even_position(target.to_u64, plan, in, n, out, stream, counts);
 }
 
 }  // namespace fmtcheck::detail

@@ -1,5 +1,6 @@
-// The SIMD batch conversion float32 -> 8/16-bit format (and tf32), compiled for every
-// x86-64 level (SSE2 .. AVX-512) and picked at run time by Highway. It is an
+// The SIMD batch conversion float32 -> 8/16-bit format (and tf32, fp32 and
+// fp64), compiled for every x86-64 level (SSE2 .. AVX-512) and picked at run
+// time by Highway. It is an
 // optimisation of round_to_format and nothing else: every vector holding a
 // value it does not serve (NaN, infinity, some float32 subnormals) is
 // converted by the core instead, and tests/speed proves it bit for bit and
@@ -67,6 +68,8 @@ void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t 
                           const RandomStream* stream, FlagCounts* counts);
 void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint32_t* out,
                           const RandomStream* stream, FlagCounts* counts);
+void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint64_t* out,
+                          const RandomStream* stream, FlagCounts* counts);
 
 // The kernel as one SIMD target compiled it. The functions above run the
 // best target the CPU has; the exhaustive proof names the one it proves.
@@ -76,10 +79,13 @@ struct KernelTarget {
                      FlagCounts*);
   using ToU32 = void(const ConvertPlan&, const float*, std::size_t, std::uint32_t*, const RandomStream*,
                      FlagCounts*);
+  using ToU64 = void(const ConvertPlan&, const float*, std::size_t, std::uint64_t*, const RandomStream*,
+                     FlagCounts*);
   std::int64_t target;  // Highway's bit for it: hwy::TargetName(target) names it
   ToU8* to_u8;
   ToU16* to_u16;
   ToU32* to_u32;
+  ToU64* to_u64;
 };
 // The targets compiled in that this CPU runs, best first.
 std::vector<KernelTarget> kernel_targets();
@@ -89,5 +95,7 @@ void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, c
                           std::uint16_t* out, const RandomStream* stream, FlagCounts* counts);
 void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
                           std::uint32_t* out, const RandomStream* stream, FlagCounts* counts);
+void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
+                          std::uint64_t* out, const RandomStream* stream, FlagCounts* counts);
 
 }  // namespace fmtcheck::detail

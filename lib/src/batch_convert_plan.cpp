@@ -2,13 +2,15 @@
 // policy, and decides which pairs the kernel serves: signed formats with
 // subnormals, 8- or 16-bit containers (or tf32's 32, the code above 13 zero
 // bits), and a range inside float32's normal exponent range, so that every
-// finite float32 lands in one code formula.
+// finite float32 lands in one code formula; besides them E8M0, and fp32 and
+// fp64, which take every float32 as it is.
 #include "batch_convert_plan.hpp"
 
 #include <algorithm>
 #include <vector>
 
 #include "fmtcheck/nan_rules.hpp"
+#include "fmtcheck/unpacked.hpp"
 
 namespace fmtcheck::detail {
 
@@ -55,6 +57,15 @@ std::span<const ProvenPair> kernel_proven_pairs() {
         list.push_back({f, Policy{.overflow = o, .nan = NanConvention::cuda}});
       }
     }
+    // E8M0 in nearest-even and in the two modes of Blackwell's
+    // cvt.{rz,rp}.satfinite.ue8m0x2.f32 (an MX block's scale rounded down
+    // or up), and fp32 and fp64 with the default policy: the sweeps of every
+    // format but these took the kernel.
+    for (const Rounding r : {Rounding::rne, Rounding::rtz, Rounding::rup}) {
+      list.push_back({&formats::e8m0, Policy{.rounding = r}});
+    }
+    list.push_back({&formats::fp32, Policy{}});
+    list.push_back({&formats::fp64, Policy{}});
     return list;
   }();
   return pairs;
@@ -66,6 +77,21 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
                    [&](const ProvenPair& pair) { return *pair.format == f && pair.policy == p; })) {
     return std::nullopt;
   }
+  if (p.rounding == Rounding::sr && (p.random_bit_count < 1 || p.random_bit_count > 32)) return std::nullopt;
+  ConvertPlan plan;
+  plan.format = &f;
+  plan.policy = &p;
+  plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
+  if (same_encoding(f, formats::fp32) || same_encoding(f, formats::fp64)) {
+    plan.route = Route::exact;
+    return plan;
+  }
+  if (same_encoding(f, formats::e8m0)) {
+    plan.route = Route::power_of_two;
+    plan.negative_result = round_to_format(unpack(-1.0f), f, p);
+    plan.overflow_result = round_to_format(unpack(0x1p128), f, p);  // above the largest binade: any mode overflows
+    return plan;
+  }
   const bool container_ok = ((f.storage_bits == 8 || f.storage_bits == 16) && f.pad_bits == 0) ||
                             (f.storage_bits == 32 && f.width() + f.pad_bits == 32);
   const int min_field = f.min_exponent() + 127;
@@ -73,10 +99,6 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
       min_field < 1 || f.max_exponent() > 127) {
     return std::nullopt;
   }
-  if (p.rounding == Rounding::sr && (p.random_bit_count < 1 || p.random_bit_count > 32)) return std::nullopt;
-  ConvertPlan plan;
-  plan.format = &f;
-  plan.policy = &p;
   plan.mantissa_bits = static_cast<std::uint32_t>(f.mantissa_bits);
   plan.min_field = static_cast<std::uint32_t>(min_field);
   plan.max_field = static_cast<std::uint32_t>(f.max_exponent() + 127);
@@ -102,7 +124,6 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   const Format& bf16 = formats::bf16;
   plan.via_bf16 = f.storage_bits == 8 && p.rounding != Rounding::sr && f.mantissa_bits + 2 <= bf16.mantissa_bits &&
                   f.min_exponent() - f.mantissa_bits - 2 >= bf16.min_exponent();
-  plan.random_bit_count = static_cast<std::uint32_t>(p.rounding == Rounding::sr ? p.random_bit_count : 0);
   return plan;
 }
 

@@ -9,12 +9,28 @@
 
 #include "fmtcheck/format.hpp"
 #include "fmtcheck/policy.hpp"
+#include "fmtcheck/round_to_format.hpp"
 
 namespace fmtcheck::detail {
+
+// How the kernel turns a float32 into the format's code.
+enum class Route : std::uint8_t {
+  // Rounds the mantissa (and shifts it below the lowest binade): the signed
+  // formats with subnormals, from tf32 down to FP4.
+  round,
+  // E8M0, the OCP MX scale format: unsigned powers of two 2^-127 .. 2^127
+  // and NaN, so a positive normal float32's code is its own exponent field,
+  // plus one where the mantissa rounds up.
+  power_of_two,
+  // fp32 and fp64, which hold every float32 unchanged: a normal value or a
+  // zero is its own result, without a flag, under every policy.
+  exact,
+};
 
 struct ConvertPlan {
   const Format* format = nullptr;  // for the core, which takes every lane the kernel does not serve
   const Policy* policy = nullptr;
+  Route route = Route::round;
   std::uint32_t mantissa_bits = 0;
   // Float32 exponent field of the format's smallest normal binade; below it
   // results are subnormal (and, before rounding, tiny).
@@ -43,6 +59,9 @@ struct ConvertPlan {
   // in bf16's normal range with at least two bits to spare.
   bool via_bf16 = false;
   std::uint32_t random_bit_count = 0;
+  // Route::power_of_two: the core's result for every negative normal input
+  // (a NaN: the format is unsigned) and for every value that overflows.
+  Conversion negative_result, overflow_result;
 };
 
 // The (format, policy) pairs the kernel serves: exactly those that

@@ -139,13 +139,14 @@ void reference_f16c(benchmark::State& state) {
 BENCHMARK(reference_memcpy)->Name("reference/memcpy")->Unit(benchmark::kMillisecond);
 BENCHMARK(reference_f16c)->Name("reference/f16c")->Unit(benchmark::kMillisecond);
 
-// convert/<format>/<policy>: float32 -> an 8-, 16- or 32-bit container.
+// convert/<format>/<policy>: float32 -> an 8-, 16-, 32- or 64-bit container.
 void register_convert(const std::string& name, const Format* f, Policy policy) {
   benchmark::RegisterBenchmark(name.c_str(), [f, policy](benchmark::State& s) {
     switch (f->storage_bits) {
       case 8: return convert_to<std::uint8_t>(s, *f, policy);
       case 16: return convert_to<std::uint16_t>(s, *f, policy);
-      default: return convert_to<std::uint32_t>(s, *f, policy);
+      case 32: return convert_to<std::uint32_t>(s, *f, policy);
+      default: return convert_to<std::uint64_t>(s, *f, policy);
     }
   })->Unit(benchmark::kMillisecond);
 }
@@ -182,6 +183,11 @@ const bool registered = [] {
   register_convert("convert/e5m2/cuda-sat", &formats::e5m2, cuda_sat);
   register_convert("convert/tf32/rne", &formats::tf32, {});
   register_convert("convert/tf32/rna", &formats::tf32, {.rounding = Rounding::rna});
+  register_convert("convert/e8m0/rne", &formats::e8m0, {});
+  register_convert("convert/e8m0/rtz", &formats::e8m0, {.rounding = Rounding::rtz});
+  register_convert("convert/e8m0/rup", &formats::e8m0, {.rounding = Rounding::rup});
+  register_convert("convert/fp32/rne", &formats::fp32, {});
+  register_convert("convert/fp64/rne", &formats::fp64, {});
   benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("decode/bf16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::bf16); })

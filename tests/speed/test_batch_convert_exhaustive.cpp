@@ -81,7 +81,7 @@ struct Pass {
 };
 
 std::vector<Pass> passes() {
-  std::vector<Pass> list = {{16, {}}, {8, {}}, {32, {}}};
+  std::vector<Pass> list = {{16, {}}, {8, {}}, {32, {}}, {64, {}}};
   for (const auto& pair : detail::kernel_proven_pairs()) {
     // The pair must really take the kernel, or this proves nothing.
     const auto plan = detail::make_convert_plan(*pair.format, pair.policy);
@@ -174,7 +174,8 @@ std::vector<Mismatches> check_every_input(const Pass& pass, const std::vector<de
     const auto check = [&](auto out) { return check_groups<decltype(out)>(pass, targets, begin, end); };
     const std::vector<Mismatches> mine = pass.storage_bits == 8    ? check(std::uint8_t{})
                                          : pass.storage_bits == 16 ? check(std::uint16_t{})
-                                                                   : check(std::uint32_t{});
+                                         : pass.storage_bits == 32 ? check(std::uint32_t{})
+                                                                   : check(std::uint64_t{});
     const std::lock_guard lock(mutex);
     for (std::size_t k = 0; k < all.size(); ++k) {
       all[k].groups += mine[k].groups;

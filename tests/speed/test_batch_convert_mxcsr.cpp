@@ -25,8 +25,9 @@ using namespace fmtcheck;
 
 // Float32 subnormals (a stride through all of them, both signs) between
 // normal values, so that vectors mix them, plus every bit pattern near the
-// fp16 and 8-bit formats' subnormal and overflow boundaries and tf32's
-// overflow boundary (halfway from its largest value to 2^128).
+// fp16 and 8-bit formats' subnormal and overflow boundaries, tf32's and
+// E8M0's overflow boundaries (halfway from their largest value to 2^128)
+// and float32's smallest normal, where E8M0's second binade begins.
 std::vector<float> inputs() {
   std::vector<float> v;
   for (std::uint32_t m = 1; m < 0x800000u; m += 4099) {
@@ -36,7 +37,7 @@ std::vector<float> inputs() {
     }
   }
   for (const std::uint32_t centre : {0x33000000u, 0x38800000u, 0x3B800000u, 0x477FF000u, 0x47800000u, 0x43E00000u,
-                                    0x7F7FF000u}) {
+                                    0x7F7FF000u, 0x7F400000u, 0x00800000u}) {
     for (std::uint32_t d = 0; d < 4096; ++d) {
       v.push_back(std::bit_cast<float>(centre - 2048 + d));
       v.push_back(std::bit_cast<float>(0x80000000u | (centre - 2048 + d)));
@@ -84,7 +85,8 @@ TEST_CASE("batch conversion under MXCSR round-toward-zero, FTZ and DAZ == the co
       switch (pair.format->storage_bits) {
         case 8: check_pair<std::uint8_t>(in, *pair.format, pair.policy); break;
         case 16: check_pair<std::uint16_t>(in, *pair.format, pair.policy); break;
-        default: check_pair<std::uint32_t>(in, *pair.format, pair.policy); break;
+        case 32: check_pair<std::uint32_t>(in, *pair.format, pair.policy); break;
+        default: check_pair<std::uint64_t>(in, *pair.format, pair.policy); break;
       }
     }
   }
