@@ -1,13 +1,13 @@
 // The SIMD batch conversion against the core, on every float32 input, for
 // every (format, policy) the kernel serves, on the best SIMD target the CPU
 // runs (the one convert_batch takes there; the list of targets is one line
-// below): the bits of each value and the flag counts of each group of 128
-// values (eight AVX-512 vectors, sixteen AVX2 ones), so a wrong flag cannot
+// below): the bits of each value and the flag counts of each group of 256
+// values (sixteen AVX-512 vectors, 32 AVX2 ones), so a wrong flag cannot
 // hide behind a right one elsewhere in the tensor.
 //
 // The kernel is called through its internal per-target entry points with the
 // plan built once, one group at a time: what convert_batch runs, without
-// re-deriving the plan 2^25 times. The core runs once per value through a
+// re-deriving the plan 2^24 times. The core runs once per value through a
 // Rounder, as the batch fallback does, with each input unpacked once for all
 // the pairs of its container width; every target is compared with that one
 // result. Under stochastic rounding input i (its bits) sits at position i of
@@ -37,15 +37,15 @@ using namespace fmtcheck;
 
 // Values per kernel call: each call costs about as much as converting 64
 // values, so smaller groups would make the kernel, not the core, the cost.
-constexpr std::uint32_t kGroup = 128;
+constexpr std::uint32_t kGroup = 256;
 constexpr std::uint32_t kBlock = 256;  // inputs per step of one thread: 8 KiB unpacked
 constexpr std::uint64_t kSeed = 0x5EED2026;
 
 __extension__ typedef unsigned __int128 Packed;
-constexpr int kFieldBits = 8;
+constexpr int kFieldBits = 9;
 static_assert(kGroup < (1u << kFieldBits) && flag_count * kFieldBits <= 128, "a group's counts must fit");
 
-// A group's ten flag counts (each at most 128) in 8-bit fields of one
+// A group's ten flag counts (each at most 256) in 9-bit fields of one
 // 128-bit word: the core's side adds one table entry per value instead of
 // ten counters.
 Packed packed(const FlagCounts& counts) {
@@ -166,7 +166,7 @@ std::vector<Mismatches> check_groups(const Pass& pass, const std::vector<detail:
   return bad;
 }
 
-// All 2^25 groups, split over every core.
+// All 2^24 groups, split over every core.
 std::vector<Mismatches> check_every_input(const Pass& pass, const std::vector<detail::KernelTarget>& targets) {
   std::vector<Mismatches> all(pass.plans.size());
   std::mutex mutex;
