@@ -23,10 +23,7 @@ void ConvertExact(const ConvertPlan& plan, const float* in, std::size_t n, Out* 
   for (; i + lanes <= n; i += lanes) {
     const V u = hn::BitCast(d, hn::LoadU(df, in + i));
     const V a = u & hn::Set(d, 0x7FFFFFFFu);
-    // Exponent field 0 but not zero (subnormals), or 255: field - 1 wraps or
-    // reaches 254.
-    const V field = hn::ShiftRight<23>(a);
-    const M to_core = hn::AndNot(a == hn::Zero(d), (field - hn::Set(d, 1u)) > hn::Set(d, 253u));
+    const M to_core = hn::AndNot(a == hn::Zero(d), FieldZeroOrAllOnes(a));  // all but zeros and normals
     if (HWY_UNLIKELY(!hn::AllFalse(d, to_core))) {
       convert_with_core(plan, in + i, lanes, out + i, nullptr, i, counts);
       continue;

@@ -374,6 +374,13 @@ HWY_INLINE M Float32Subnormal(V a) {
   return hn::AndNot(a == hn::Zero(d), a < hn::Set(d, 0x00800000u));
 }
 
+// Magnitudes a whose float32 exponent field is 0 (zeros and subnormals) or
+// 255 (infinities and NaNs): field - 1 wraps or reaches 254.
+HWY_INLINE M FieldZeroOrAllOnes(V a) {
+  const D d;
+  return (hn::ShiftRight<23>(a) - hn::Set(d, 1u)) > hn::Set(d, 253u);
+}
+
 #if HWY_TARGET <= HWY_AVX2
 using DH = hn::Rebind<std::uint16_t, D>;  // a 16-bit lane per input value
 using VH = hn::Vec<DH>;

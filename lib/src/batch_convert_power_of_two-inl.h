@@ -21,10 +21,11 @@ struct PowerOfTwoTallies {
 };
 
 template <Rounding R>
-void ConvertPowerOfTwo(const ConvertPlan& caller_plan, const float* in, std::size_t n, std::uint8_t* out,
+void ConvertPowerOfTwo(const ConvertPlan& plan, const float* in, std::size_t n, std::uint8_t* out,
                        const RandomStream* caller_stream, FlagCounts* counts) {
-  // Copies, as in ConvertKernel: the 8-bit stores may alias the caller's.
-  const ConvertPlan plan = caller_plan;
+  // The loop reads locals only: the 8-bit stores may alias the caller's
+  // plan and stream (see ConvertKernel).
+  const std::uint32_t random_bit_count = plan.random_bit_count;
   const RandomStream stream_copy = caller_stream != nullptr ? *caller_stream : RandomStream{};
   const RandomStream* const stream = caller_stream != nullptr ? &stream_copy : nullptr;
   const D d;
@@ -33,7 +34,6 @@ void ConvertPowerOfTwo(const ConvertPlan& caller_plan, const float* in, std::siz
   const hn::Rebind<std::uint8_t, D> dout;
   const std::size_t lanes = hn::Lanes(d);
   const V zero = hn::Zero(d);
-  const V one = hn::Set(d, 1u);
   const V mantissa_mask = hn::Set(d, 0x007FFFFFu);
   const V half_minus_one = hn::Set(d, 0x003FFFFFu);
   const V mantissa_bits = hn::Set(d, 23u);
@@ -46,18 +46,16 @@ void ConvertPowerOfTwo(const ConvertPlan& caller_plan, const float* in, std::siz
   for (; i + lanes <= n; i += lanes) {
     const V u = hn::BitCast(d, hn::LoadU(df, in + i));
     const V a = u & hn::Set(d, 0x7FFFFFFFu);
-    const V field = hn::ShiftRight<23>(a);
-    // Field 0 (zeros and subnormals) and 255 (infinities and NaNs): field - 1
-    // wraps or reaches 254.
-    if (HWY_UNLIKELY(!hn::AllFalse(d, (field - one) > hn::Set(d, 253u)))) {
+    if (HWY_UNLIKELY(!hn::AllFalse(d, FieldZeroOrAllOnes(a)))) {
       convert_with_core(plan, in + i, lanes, out + i, stream, i, counts);
       continue;
     }
     served += lanes;
+    const V field = hn::ShiftRight<23>(a);
     const M negative = u != a;
     const V rem = a & mantissa_mask;
     const V r = R == Rounding::sr ? Draws(d, *stream, i) : zero;
-    const M away = RoundAway<R>(d, field, rem, half_minus_one, mantissa_bits, negative, r, plan.random_bit_count);
+    const M away = RoundAway<R>(d, field, rem, half_minus_one, mantissa_bits, negative, r, random_bit_count);
     const V code = field - hn::VecFromMask(d, away);
     const M overflow = hn::AndNot(negative, code == past_largest);
     const V bits = hn::IfThenElse(negative, negative_code, hn::IfThenElse(overflow, overflow_code, code));
