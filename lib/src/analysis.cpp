@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "batch_decode_fast.hpp"
 #include "fmtcheck/convert.hpp"
@@ -74,8 +75,8 @@ void add_flags(const FlagCounts& flags, ConversionStats& stats) {
 // The error measures of one run of values, over inputs and results both
 // widened to double: four independent lanes of every count, maximum and
 // sum, so the loop runs on vector registers (GCC vector extensions; an AVX2
-// clone where the CPU has it). The lanes are combined in a fixed order, so
-// results do not depend on the number of threads.
+// and an AVX-512 clone where the CPU has them). The lanes are combined in a
+// fixed order, so results do not depend on the number of threads.
 using Lanes = double __attribute__((vector_size(32)));
 using LaneMask = long long __attribute__((vector_size(32)));
 
@@ -84,8 +85,22 @@ struct ErrorLanes {
   Lanes max_abs{}, max_rel{}, sum{}, sum_sq{};
 };
 
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-void add_error_lanes(const double* in, const double* r, std::size_t n, double scale, bool pow2, ErrorLanes& lanes) {
+// Four values of a buffer as doubles: float buffers are widened here, in
+// registers, which costs less than storing and reloading them as doubles.
+// (An out parameter: a vector return value draws GCC's ABI warning on the
+// default target, though these are always inlined.)
+using Floats = float __attribute__((vector_size(16)));
+[[gnu::always_inline]] inline void load_lanes(const float* p, Lanes& out) {
+  Floats v;
+  std::memcpy(&v, p, sizeof v);
+  out = __builtin_convertvector(v, Lanes);
+}
+[[gnu::always_inline]] inline void load_lanes(const double* p, Lanes& out) { std::memcpy(&out, p, sizeof out); }
+
+// n (a multiple of 4) inputs `in` and results `r`, both float or both double.
+template <typename B>
+[[gnu::always_inline]] inline void error_lanes(const B* in, const B* r, std::size_t n, double scale, bool pow2,
+                                               ErrorLanes& lanes) {
   // A copy in registers: the caller's could alias `in` and `r` as far as the
   // compiler knows, so it stored every lane back on every step.
   ErrorLanes e = lanes;
@@ -94,8 +109,8 @@ void add_error_lanes(const double* in, const double* r, std::size_t n, double sc
   const double inf = INFINITY;
   for (std::size_t i = 0; i < n; i += 4) {
     Lanes x, y;
-    std::memcpy(&x, in + i, sizeof x);
-    std::memcpy(&y, r + i, sizeof y);
+    load_lanes(in + i, x);
+    load_lanes(r + i, y);
     const Lanes dequantized = pow2 ? y * inverse : y / scale;
     const Lanes ax = reinterpret_cast<Lanes>(reinterpret_cast<LaneMask>(x) & magnitude);
     const Lanes ay = reinterpret_cast<Lanes>(reinterpret_cast<LaneMask>(y) & magnitude);
@@ -121,39 +136,57 @@ void add_error_lanes(const double* in, const double* r, std::size_t n, double sc
   lanes = e;
 }
 
+#define FMTCHECK_ERROR_LANES_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+FMTCHECK_ERROR_LANES_CLONES
+void add_error_lanes(const float* in, const float* r, std::size_t n, double scale, bool pow2, ErrorLanes& lanes) {
+  error_lanes(in, r, n, scale, pow2, lanes);
+}
+FMTCHECK_ERROR_LANES_CLONES
+void add_error_lanes(const double* in, const double* r, std::size_t n, double scale, bool pow2, ErrorLanes& lanes) {
+  error_lanes(in, r, n, scale, pow2, lanes);
+}
+#undef FMTCHECK_ERROR_LANES_CLONES
+
 // The errors of results `codes` against inputs x, in blocks that stay in
-// the L1 cache: inputs and decoded results are widened to double, then
-// measured in lanes. The last block is padded to whole lanes with zeros,
-// which add nothing but one exact, measured value each; those are taken back.
-// Results that decode_batch decodes without a table (fp16 and bf16 in SIMD,
-// tf32 and fp32 as float32 bits; exact, proven on every code) are decoded
-// by it block by block: a table of fp16's 65536 values as doubles (512 KiB)
-// does not stay in cache. Other formats of at most 16 bits decode through
-// `decoded`, such a table (2 KiB for 8 bits); the rest value by value.
-template <typename T, typename Code>
-void add_errors(std::span<const T> x, std::span<const Code> codes, const Format& f, const std::vector<double>* decoded,
-                float scale, ConversionStats& stats) {
+// the L1 cache, held in buffers of B: float where the inputs are float32
+// and float32 holds every result (half the bytes of doubles, widened in
+// registers), else double. The last block is padded to whole lanes with
+// zeros, which add nothing but one exact, measured value each; those are
+// taken back. Results that decode_batch decodes without a table (fp16 and
+// bf16 in SIMD, tf32 and fp32 as float32 bits; exact, proven on every code)
+// are decoded by it block by block: a table of fp16's 65536 values as
+// doubles (512 KiB) does not stay in cache. Other formats of at most 16
+// bits decode through `decoded`, such a table (2 KiB for 8 bits); the rest
+// value by value.
+template <typename B, typename T, typename Code>
+void add_errors_in(std::span<const T> x, std::span<const Code> codes, const Format& f,
+                   const std::vector<double>* decoded, float scale, ConversionStats& stats) {
   constexpr std::size_t block = 2048;
   const double s = scale;
   const bool pow2 = s == std::ldexp(1.0, std::ilogb(s));
-  alignas(32) double in[block];
-  alignas(32) double r[block];
+  alignas(32) B in[block];
+  alignas(32) B r[block];
   alignas(32) float r32[block];
   const bool by_batch = decoded == nullptr && detail::decodes_without_table(f);
   ErrorLanes e;
   std::uint64_t padding = 0;
   for (std::size_t start = 0; start < x.size(); start += block) {
     const std::size_t n = std::min(block, x.size() - start);
-    // Separate loops: the widening vectorizes, the table lookups run without a branch.
-    for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<double>(x[start + i]);
+    // Separate loops: the copies vectorize, the table lookups run without a branch.
+    for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<B>(x[start + i]);
     if (decoded != nullptr) {
       const double* table = decoded->data();
-      for (std::size_t i = 0; i < n; ++i) r[i] = table[codes[start + i]];
+      for (std::size_t i = 0; i < n; ++i) r[i] = static_cast<B>(table[codes[start + i]]);
     } else if (by_batch) {
-      if constexpr (sizeof(Code) <= 4) decode_batch(codes.subspan(start, n), f, std::span<float>(r32, n));
-      for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
+      if constexpr (sizeof(Code) <= 4) {
+        float* into = std::is_same_v<B, float> ? reinterpret_cast<float*>(r) : r32;
+        decode_batch(codes.subspan(start, n), f, std::span<float>(into, n));
+        if constexpr (!std::is_same_v<B, float>) {
+          for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
+        }
+      }
     } else {
-      for (std::size_t i = 0; i < n; ++i) r[i] = to_double(f, codes[start + i]);
+      for (std::size_t i = 0; i < n; ++i) r[i] = static_cast<B>(to_double(f, codes[start + i]));
     }
     const std::size_t padded = (n + 3) / 4 * 4;
     for (std::size_t i = n; i < padded; ++i) in[i] = r[i] = 0;  // 0 == 0 / scale: counted exact, no error
@@ -172,6 +205,17 @@ void add_errors(std::span<const T> x, std::span<const Code> codes, const Format&
   stats.max_rel_error = std::max({stats.max_rel_error, e.max_rel[0], e.max_rel[1], e.max_rel[2], e.max_rel[3]});
   stats.sum_rel_error += (e.sum[0] + e.sum[1]) + (e.sum[2] + e.sum[3]);
   stats.sum_sq_rel_error += (e.sum_sq[0] + e.sum_sq[1]) + (e.sum_sq[2] + e.sum_sq[3]);
+}
+
+template <typename T, typename Code>
+void add_errors(std::span<const T> x, std::span<const Code> codes, const Format& f, const std::vector<double>* decoded,
+                float scale, ConversionStats& stats) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (f.storage_bits <= 32 && detail::float32_holds(f)) {
+      return add_errors_in<float>(x, codes, f, decoded, scale, stats);
+    }
+  }
+  add_errors_in<double>(x, codes, f, decoded, scale, stats);
 }
 
 // Converts x * scale and adds the outcome (with the errors when `errors`).

@@ -20,13 +20,6 @@
 namespace fmtcheck {
 namespace {
 
-// Every value of f is a float32: at most 24 significant bits, nothing above
-// float32's largest binade, nothing below its smallest subnormal (2^-149).
-bool float32_holds(const Format& f) {
-  const int lowest = f.has_subnormals ? f.min_exponent() - f.mantissa_bits : f.min_exponent();
-  return f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
-}
-
 float decode_one(const Format& f, std::uint64_t bits) { return static_cast<float>(to_double(f, bits)); }
 
 // Below this many values, filling a table costs more than it saves.
@@ -68,7 +61,7 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
                                 from.name + " is stored in " + std::to_string(from.storage_bits));
   }
   if (out.size() < bits.size()) throw std::invalid_argument("decode_batch: output shorter than input");
-  if (!float32_holds(from)) throw std::invalid_argument("decode_batch: float32 cannot hold every value of " + from.name);
+  if (!detail::float32_holds(from)) throw std::invalid_argument("decode_batch: float32 cannot hold every value of " + from.name);
   // The kernel needs no table, so it takes batches of any length; it leaves
   // the tail after its last whole vector, or everything where it declines.
   std::size_t done = 0;
@@ -96,6 +89,11 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
 }
 
 }  // namespace
+
+bool detail::float32_holds(const Format& f) {
+  const int lowest = f.has_subnormals ? f.min_exponent() - f.mantissa_bits : f.min_exponent();
+  return f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
+}
 
 bool detail::decodes_without_table(const Format& f) { return simd_kernel(f) != nullptr || float32_container(f); }
 

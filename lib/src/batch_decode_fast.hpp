@@ -19,6 +19,11 @@ namespace fmtcheck::detail {
 std::size_t decode_fp16_fast(const std::uint16_t* in, std::size_t n, float* out);
 std::size_t decode_bf16_fast(const std::uint16_t* in, std::size_t n, float* out);
 
+// Whether every value of f is a float32, which decode_batch requires: at
+// most 24 significant bits, nothing above float32's largest binade, nothing
+// below its smallest subnormal (2^-149).
+bool float32_holds(const Format& f);
+
 // Whether decode_batch decodes f's codes without a per-format table, so
 // that batches of any length are cheap: fp16 and bf16 through the kernels
 // above, tf32 and fp32 as float32 bits.

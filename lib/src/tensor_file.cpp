@@ -16,6 +16,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "batch_decode_fast.hpp"
 #include "binary_tensor_file.hpp"
 #include "fmtcheck/decode.hpp"
 
@@ -80,22 +81,6 @@ void with_container(const Format& f, F&& run) {
   }
 }
 
-// Whether float32 holds every value of `f`, so that its elements can be
-// delivered as float: decode_batch's contract is to refuse the others.
-bool float32_holds(const Format& f) {
-  if (f.storage_bits > 32) return false;
-  bool holds = true;
-  with_container(f, [&](auto code) {
-    try {
-      float none[1];
-      decode_batch(std::span<const decltype(code)>(), f, std::span<float>(none, 0));
-    } catch (const std::invalid_argument&) {
-      holds = false;
-    }
-  });
-  return holds;
-}
-
 }  // namespace
 
 void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool big_endian) {
@@ -105,7 +90,9 @@ void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool bi
     fail(path_, "truncated: tensor '" + info.name + "' needs " + std::to_string(bytes) + " bytes at offset " +
                     std::to_string(offset) + " but the file has " + std::to_string(size_));
   }
-  info.as_double = !float32_holds(info.dtype);
+  // Elements are delivered as float where float32 holds every value of the
+  // dtype (decode_batch's contract), else as double.
+  info.as_double = info.dtype.storage_bits > 32 || !detail::float32_holds(info.dtype);
   tensors_.push_back(std::move(info));
   locations_.push_back({offset, big_endian});
 }
