@@ -178,12 +178,11 @@ void add_errors_in(std::span<const T> x, std::span<const Code> codes, const Form
       const double* table = decoded->data();
       for (std::size_t i = 0; i < n; ++i) r[i] = static_cast<B>(table[codes[start + i]]);
     } else if (by_batch) {
-      if constexpr (sizeof(Code) <= 4) {
-        float* into = std::is_same_v<B, float> ? reinterpret_cast<float*>(r) : r32;
-        decode_batch(codes.subspan(start, n), f, std::span<float>(into, n));
-        if constexpr (!std::is_same_v<B, float>) {
-          for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
-        }
+      if constexpr (sizeof(Code) <= 4 && std::is_same_v<B, float>) {
+        decode_batch(codes.subspan(start, n), f, std::span<float>(r, n));
+      } else if constexpr (sizeof(Code) <= 4) {
+        decode_batch(codes.subspan(start, n), f, std::span<float>(r32, n));
+        for (std::size_t i = 0; i < n; ++i) r[i] = r32[i];
       }
     } else {
       for (std::size_t i = 0; i < n; ++i) r[i] = static_cast<B>(to_double(f, codes[start + i]));
