@@ -1,11 +1,11 @@
 // The one round-and-pack routine (after SoftFloat's roundPack): an exact
-// unpacked value becomes the code of the target format plus its flags. The
-// common case, a value inside the format's binades, is inline in the header
-// (Rounder::round_inside); everything else is here.
+// unpacked value becomes the code of the target format plus its flags.
 //
-// Every mode chooses between the truncated code c and c + 1 (see the
-// header), and "even"/"odd" is the parity of the code, which also covers
-// formats without mantissa bits, such as E8M0.
+// Rounding works on codes: the truncated magnitude code c and its upper
+// neighbour c + 1 are adjacent values in every binade (carry into the
+// exponent field is the next binade), so every mode is a choice between c and
+// c + 1, and "even"/"odd" is the parity of the code (which also covers
+// formats without mantissa bits, such as E8M0).
 #include "fmtcheck/round_to_format.hpp"
 
 #include "fmtcheck/nan_rules.hpp"
@@ -13,42 +13,23 @@
 namespace fmtcheck {
 namespace {
 
-using detail::classify_tail;
-using detail::split;
-using detail::Tail;
-using detail::Truncated;
+// Where the discarded part lies relative to half an ulp; the order matters
+// (see classify_tail and round_away).
+enum Tail : std::uint8_t { exact, below_half, half, above_half };
 
-// Whether a deterministic mode takes the upper neighbour c + 1 instead of
-// the truncated code c.
-constexpr bool deterministic_away(Rounding mode, Tail tail, bool sign, bool code_odd) {
-  const bool inexact = tail != Tail::exact;
-  switch (mode) {
-    case Rounding::rne: return tail + int{code_odd} > Tail::half;  // above half, or a tie with c odd
-    case Rounding::rna: return tail >= Tail::half;
-    case Rounding::rtz: return false;
-    case Rounding::rup: return inexact && !sign;
-    case Rounding::rdn: return inexact && sign;
-    case Rounding::rto: return inexact && !code_odd;
-    case Rounding::sr: break;
-  }
-  return false;
+struct Truncated {
+  std::uint64_t kept = 0;    // integer part of significand / 2^shift
+  Tail tail = Tail::exact;   // where the discarded part lies relative to half an ulp
+  std::uint64_t sr_top = 0;  // first random_bit_count bits of the discarded part
+};
+
+// Without branches, which random data would mispredict: with the sticky bit
+// appended below the discarded part rem (rem2 = 2 rem + sticky) and half an
+// ulp doubled (half2 = 2^shift), the tail is exact, below, at or above half
+// as rem2 is 0, below, equal to or above half2.
+Tail classify_tail(std::uint64_t rem2, std::uint64_t half2) {
+  return static_cast<Tail>(int{rem2 != 0} + int{rem2 >= half2} + int{rem2 > half2});
 }
-
-constexpr std::uint16_t table_of(Rounding mode) {
-  std::uint16_t bits = 0;
-  for (unsigned i = 0; i < 16; ++i) {
-    const bool away = deterministic_away(mode, static_cast<Tail>(i & 3), (i & 8) != 0, (i & 4) != 0);
-    bits = static_cast<std::uint16_t>(bits | (unsigned{away} << i));
-  }
-  return bits;
-}
-
-// Computed at compile time: round_to_format builds a Rounder per value.
-constexpr std::uint16_t kAwayBits[] = {table_of(Rounding::rne), table_of(Rounding::rna), table_of(Rounding::rtz),
-                                       table_of(Rounding::rup), table_of(Rounding::rdn), table_of(Rounding::rto),
-                                       0};
-static_assert(static_cast<int>(Rounding::sr) == 6, "kAwayBits lists the modes in their order, sr last");
-
 
 // A shift of 64 or more: the whole significand is discarded (values far
 // below the format's smallest subnormal).
@@ -66,15 +47,70 @@ Truncated truncate_all(std::uint64_t sig, bool sticky, std::int64_t shift, int s
   return t;
 }
 
+// Splits (significand + sticky) / 2^shift into integer and discarded parts,
+// for 1 <= shift < 64 (formats keep at most 53 of the 64 significand bits).
+Truncated split(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits) {
+  Truncated t;
+  const std::uint64_t rem = sig & ((std::uint64_t{1} << shift) - 1);
+  t.kept = sig >> shift;
+  t.tail = classify_tail((rem << 1) | std::uint64_t{sticky}, std::uint64_t{1} << shift);
+  if (sr_bits > 0) {
+    t.sr_top = sr_bits <= shift ? rem >> (shift - sr_bits) : rem << (sr_bits - shift);
+  }
+  return t;
+}
+
 // The same for any shift >= 1.
 Truncated truncate(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits) {
   if (shift >= 64) [[unlikely]] return truncate_all(sig, sticky, shift, sr_bits);
   return split(sig, sticky, shift, sr_bits);
 }
 
-// Whether r takes the upper neighbour c + 1 of a truncated value.
-bool round_away(const Rounder& r, std::uint32_t random_bits, const Truncated& t, bool sign, bool code_odd) {
-  return detail::round_away(r.away_bits(), r.sr_bits(), random_bits, t, sign, code_odd);
+// Whether a deterministic mode takes the upper neighbour c + 1 instead of
+// the truncated code c.
+constexpr bool deterministic_away(Rounding mode, Tail tail, bool sign, bool code_odd) {
+  const bool inexact = tail != Tail::exact;
+  switch (mode) {
+    case Rounding::rne: return tail + int{code_odd} > Tail::half;  // above half, or a tie with c odd
+    case Rounding::rna: return tail >= Tail::half;
+    case Rounding::rtz: return false;
+    case Rounding::rup: return inexact && !sign;
+    case Rounding::rdn: return inexact && sign;
+    case Rounding::rto: return inexact && !code_odd;
+    case Rounding::sr: break;
+  }
+  return false;
+}
+
+// deterministic_away of each mode as a table of 16 bits, bit tail + 4 odd +
+// 8 sign: a shift instead of an indirect jump, which the exhaustive tests,
+// switching between policies, would mispredict.
+constexpr std::uint16_t away_bits(Rounding mode) {
+  std::uint16_t bits = 0;
+  for (unsigned i = 0; i < 16; ++i) {
+    const bool away = deterministic_away(mode, static_cast<Tail>(i & 3), (i & 8) != 0, (i & 4) != 0);
+    bits = static_cast<std::uint16_t>(bits | (unsigned{away} << i));
+  }
+  return bits;
+}
+constexpr std::uint16_t kAwayBits[] = {away_bits(Rounding::rne), away_bits(Rounding::rna), away_bits(Rounding::rtz),
+                                       away_bits(Rounding::rup), away_bits(Rounding::rdn), away_bits(Rounding::rto),
+                                       0};
+static_assert(static_cast<int>(Rounding::sr) == 6, "kAwayBits lists the modes in their order, sr last");
+
+// Whether to take the upper neighbour c + 1 instead of the truncated code c.
+bool round_away(const Policy& p, std::uint32_t random_bits, const Truncated& t, bool sign, bool code_odd) {
+  if (p.rounding == Rounding::sr) {
+    const std::uint64_t mask = (std::uint64_t{1} << p.random_bit_count) - 1;
+    return t.tail != Tail::exact && t.sr_top + (random_bits & mask) > mask;
+  }
+  const unsigned index = unsigned{t.tail} | unsigned{code_odd} << 2 | unsigned{sign} << 3;
+  return ((kAwayBits[static_cast<int>(p.rounding)] >> index) & 1u) != 0;
+}
+
+// A multiplication, not a conditional: random signs would mispredict a branch.
+std::uint64_t signed_code(const Rounder& r, bool sign, std::uint64_t magnitude) {
+  return r.format().to_storage((std::uint64_t{sign} * r.sign_bit()) | magnitude);
 }
 
 // A NaN made from a non-NaN input (infinity into E4M3, overflow without
@@ -88,7 +124,7 @@ Conversion nan_result(const Rounder& r, bool sign, Flags flags) {
 Conversion zero_result(const Rounder& r, bool sign, Flags flags) {
   const Format& f = r.format();
   if (!f.has_zero()) return nan_result(r, sign, flags | Flag::invalid);
-  return {r.signed_code(sign && f.has_negative_zero(), 0), flags};
+  return {signed_code(r, sign && f.has_negative_zero(), 0), flags};
 }
 
 // Overflow follows IEEE 754: directed modes that round toward zero give the
@@ -102,26 +138,26 @@ Conversion zero_result(const Rounder& r, bool sign, Flags flags) {
   const bool toward_zero = mode == Rounding::rtz || mode == Rounding::rto ||
                            (mode == Rounding::rup && sign) || (mode == Rounding::rdn && !sign);
   if (p.overflow == Overflow::sat || toward_zero || f.specials == Specials::none) {
-    return {r.signed_code(sign, r.max_finite_code()), flags | Flag::saturated};
+    return {signed_code(r, sign, r.max_finite_code()), flags | Flag::saturated};
   }
-  if (f.has_inf()) return {r.signed_code(sign, f.infinity_code()), flags};
+  if (f.has_inf()) return {signed_code(r, sign, f.infinity_code()), flags};
   return nan_result(r, sign, flags);
 }
 
 Conversion infinity_result(const Rounder& r, bool sign) {
   const Format& f = r.format();
   if (!f.is_signed && sign) return nan_result(r, sign, Flag::invalid);
-  if (r.policy().overflow == Overflow::sat) return {r.signed_code(sign, r.max_finite_code()), Flag::saturated};
-  if (f.has_inf()) return {r.signed_code(sign, f.infinity_code()), {}};
+  if (r.policy().overflow == Overflow::sat) return {signed_code(r, sign, r.max_finite_code()), Flag::saturated};
+  if (f.has_inf()) return {signed_code(r, sign, f.infinity_code()), {}};
   if (f.specials == Specials::none) {
-    return {r.signed_code(sign, r.max_finite_code()), Flags(Flag::saturated) | Flag::invalid};
+    return {signed_code(r, sign, r.max_finite_code()), Flags(Flag::saturated) | Flag::invalid};
   }
   return nan_result(r, sign, Flag::invalid);
 }
 
 // A value below the lowest binade (e < emin): subnormal codes, tininess,
-// ftz.
-Conversion round_below(const Rounder& r, const Unpacked& x, std::uint32_t random_bits) {
+// ftz. Out of the common path.
+[[gnu::noinline]] Conversion round_below(const Rounder& r, const Unpacked& x, std::uint32_t random_bits) {
   const Format& f = r.format();
   const Policy& p = r.policy();
   const int m = f.mantissa_bits;
@@ -132,19 +168,19 @@ Conversion round_below(const Rounder& r, const Unpacked& x, std::uint32_t random
   // exponent range (only the top ulp of the binade below can reach 2^emin).
   bool tiny = true;
   if (p.tininess == Tininess::after && e == emin - 1) {
-    const Truncated full = split(x.significand, x.sticky, 63 - m, r.sr_bits());
+    const Truncated full = split(x.significand, x.sticky, 63 - m, p.random_bit_count);
     const std::uint64_t top = (std::uint64_t{2} << m) - 1;
-    if (full.kept == top && round_away(r, random_bits, full, x.sign, (top & 1) != 0)) tiny = false;
+    if (full.kept == top && round_away(p, random_bits, full, x.sign, (top & 1) != 0)) tiny = false;
   }
   if (!f.has_subnormals) {
     // Nothing is representable below the lowest binade (E8M0 has no zero):
     // every mode gives the smallest value, and ftz has no zero to flush to.
-    return {r.signed_code(x.sign, 0), tiny ? Flags(Flag::inexact) | Flag::underflow : Flags(Flag::inexact)};
+    return {signed_code(r, x.sign, 0), tiny ? Flags(Flag::inexact) | Flag::underflow : Flags(Flag::inexact)};
   }
 
-  const Truncated t = truncate(x.significand, x.sticky, 63 - m + (emin - e), r.sr_bits());
+  const Truncated t = truncate(x.significand, x.sticky, 63 - m + (emin - e), p.random_bit_count);
   std::uint64_t code = t.kept;
-  if (round_away(r, random_bits, t, x.sign, (code & 1) != 0)) ++code;
+  if (round_away(p, random_bits, t, x.sign, (code & 1) != 0)) ++code;
   if (code > r.max_finite_code()) return overflow_result(r, x.sign);
 
   Flags flags;
@@ -158,11 +194,12 @@ Conversion round_below(const Rounder& r, const Unpacked& x, std::uint32_t random
   }
   if (code == 0) return zero_result(r, x.sign, flags | Flag::tiny_to_zero);
   if (code < (std::uint64_t{1} << m)) flags |= Flag::subnormal;
-  return {r.signed_code(x.sign, code), flags};
+  return {signed_code(r, x.sign, code), flags};
 }
 
-// Every input but a finite one the format can take.
-Conversion round_special(const Rounder& r, const Unpacked& x) {
+// Every input but a finite one the format can take: out of the common path,
+// so that path keeps a small stack frame.
+[[gnu::noinline]] Conversion round_special(const Rounder& r, const Unpacked& x) {
   const Format& f = r.format();
   switch (x.kind) {
     case Unpacked::Kind::nan: {
@@ -188,12 +225,31 @@ Conversion round_special(const Rounder& r, const Unpacked& x) {
 
 }  // namespace
 
-std::uint16_t detail::away_bits(Rounding mode) { return kAwayBits[static_cast<int>(mode)]; }
+// The common case, a value inside the format's binades (emin <= e <= emax),
+// written without data-dependent branches from the precomputed facts alone:
+// it is never tiny, never zero and never subnormal, so inexact is its only
+// flag unless it overflows.
+Conversion Rounder::round_inside(const Unpacked& x, std::uint32_t random_bits) const {
+  const Truncated t = split(x.significand, x.sticky, shift_, policy_->random_bit_count);
+  std::uint64_t code = (static_cast<std::uint64_t>(std::int64_t{x.exponent}) << (63 - shift_)) + t.kept + code_offset_;
+  code += std::uint64_t{round_away(*policy_, random_bits, t, x.sign, (code & 1) != 0)};
+  if (code > max_finite_code_) return overflow(x.sign);
+  return {signed_code(*this, x.sign, code), Flags(static_cast<std::uint16_t>(std::uint16_t{t.tail != Tail::exact}
+                                                                              << static_cast<unsigned>(Flag::inexact)))};
+}
 
-Conversion Rounder::special(const Unpacked& x) const { return round_special(*this, x); }
-
-Conversion Rounder::below(const Unpacked& x, std::uint32_t random_bits) const {
-  return round_below(*this, x, random_bits);
+// Each case but the common one is a call out of this function, so that it
+// saves no registers for them.
+Conversion Rounder::operator()(const Unpacked& x, std::uint32_t random_bits) const {
+  const bool takes_finite = x.kind == Unpacked::Kind::finite && !(x.source_subnormal && policy_->flush_inputs()) &&
+                            (format_->is_signed || !x.sign);
+  if (!takes_finite) return round_special(*this, x);
+  if (x.exponent < min_exponent_) {
+    if (x.exponent < far_below_exponent_) return far_below_[x.sign];
+    return round_below(*this, x, random_bits);
+  }
+  if (x.exponent > max_exponent_) return overflow(x.sign);
+  return round_inside(x, random_bits);
 }
 
 Conversion Rounder::overflow(bool sign) const {

@@ -1,7 +1,6 @@
 // The exact unpacked value every source is turned into before rounding.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 
 #include "fmtcheck/format.hpp"
@@ -32,37 +31,7 @@ struct Unpacked {
 
 // Exact decoding of a format's container bits.
 Unpacked unpack(const Format& f, std::uint64_t bits);
+Unpacked unpack(float x);
 Unpacked unpack(double x);
-
-// The same decoding as unpack(formats::fp32, bits), written for float32's
-// fixed layout and inline: every batch fallback and exhaustive test runs
-// through here once per value, before a Rounder, whose common case is
-// inline too.
-inline Unpacked unpack(float value) {
-  const auto bits = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t field = (bits >> 23) & 0xFFu;
-  const std::uint32_t mantissa = bits & 0x7FFFFFu;
-  Unpacked x;
-  x.sign = (bits >> 31) != 0;
-  if (field == 0xFFu) [[unlikely]] {
-    x.kind = mantissa == 0 ? Unpacked::Kind::inf : Unpacked::Kind::nan;
-    x.significand = std::uint64_t{mantissa} << 41;
-    x.signaling = mantissa != 0 && (mantissa >> 22) == 0;
-    return x;
-  }
-  if (field != 0) [[likely]] {
-    x.kind = Unpacked::Kind::finite;
-    x.exponent = static_cast<std::int32_t>(field) - 127;
-    x.significand = std::uint64_t{mantissa | 0x800000u} << 40;
-    return x;
-  }
-  if (mantissa == 0) return x;  // zero
-  const int msb = 31 - std::countl_zero(mantissa);
-  x.kind = Unpacked::Kind::finite;
-  x.exponent = -126 - 23 + msb;
-  x.significand = std::uint64_t{mantissa} << (63 - msb);
-  x.source_subnormal = true;
-  return x;
-}
 
 }  // namespace fmtcheck
