@@ -92,7 +92,7 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
 
 bool detail::float32_holds(const Format& f) {
   const int lowest = f.has_subnormals ? f.min_exponent() - f.mantissa_bits : f.min_exponent();
-  return f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
+  return f.storage_bits <= 32 && f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
 }
 
 bool detail::decodes_without_table(const Format& f) { return simd_kernel(f) != nullptr || float32_container(f); }

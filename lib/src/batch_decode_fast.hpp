@@ -19,9 +19,9 @@ namespace fmtcheck::detail {
 std::size_t decode_fp16_fast(const std::uint16_t* in, std::size_t n, float* out);
 std::size_t decode_bf16_fast(const std::uint16_t* in, std::size_t n, float* out);
 
-// Whether every value of f is a float32, which decode_batch requires: at
-// most 24 significant bits, nothing above float32's largest binade, nothing
-// below its smallest subnormal (2^-149).
+// Whether decode_batch takes f: a container of at most 32 bits, and every
+// value a float32 (at most 24 significant bits, nothing above float32's
+// largest binade, nothing below its smallest subnormal, 2^-149).
 bool float32_holds(const Format& f);
 
 // Whether decode_batch decodes f's codes without a per-format table, so

@@ -92,7 +92,7 @@ void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool bi
   }
   // Elements are delivered as float where float32 holds every value of the
   // dtype (decode_batch's contract), else as double.
-  info.as_double = info.dtype.storage_bits > 32 || !detail::float32_holds(info.dtype);
+  info.as_double = !detail::float32_holds(info.dtype);
   tensors_.push_back(std::move(info));
   locations_.push_back({offset, big_endian});
 }
