@@ -241,15 +241,21 @@ Conversion Rounder::round_inside(const Unpacked& x, std::uint32_t random_bits) c
 // Each case but the common one is a call out of this function, so that it
 // saves no registers for them.
 Conversion Rounder::operator()(const Unpacked& x, std::uint32_t random_bits) const {
-  const bool takes_finite = x.kind == Unpacked::Kind::finite && !(x.source_subnormal && policy_->flush_inputs()) &&
-                            (format_->is_signed || !x.sign);
-  if (!takes_finite) return round_special(*this, x);
+  if (!takes_finite(x)) return round_special(*this, x);
   if (x.exponent < min_exponent_) {
     if (x.exponent < far_below_exponent_) return far_below_[x.sign];
     return round_below(*this, x, random_bits);
   }
   if (x.exponent > max_exponent_) return overflow(x.sign);
   return round_inside(x, random_bits);
+}
+
+// The branches of operator() that return a shared result, and no others.
+const Conversion* Rounder::shared_result(const Unpacked& x) const {
+  if (!takes_finite(x)) return nullptr;
+  if (x.exponent < far_below_exponent_) return &far_below_[x.sign];
+  if (x.exponent > max_exponent_ && shared_overflow_) return &overflow_[x.sign];
+  return nullptr;
 }
 
 Conversion Rounder::overflow(bool sign) const {

@@ -4,8 +4,12 @@
 // time.
 #include <doctest/doctest.h>
 
+#include <bit>
+#include <cstdint>
 #include <type_traits>
 
+#include "fmtcheck/format.hpp"
+#include "fmtcheck/policy.hpp"
 #include "fmtcheck/round_to_format.hpp"
 
 using namespace fmtcheck;
@@ -87,4 +91,67 @@ TEST_CASE("values far below the subnormals and beyond the range: a Rounder's sha
   CHECK(both(formats::fp16, Policy{.rounding = Rounding::rup}, -1e6f) ==
         Conversion{0xfbff, overflowed | Flag::saturated});
   CHECK(both(formats::fp16, Policy{.rounding = Rounding::rup}, 1e6f) == Conversion{0x7c00, overflowed});
+}
+
+// shared_result names the result operator() gives a whole binade without
+// rounding, which the exhaustive proof of the batch kernel takes for every
+// value of such a binade. Checked in every float32 binade (each sign and
+// exponent field of the normal numbers) at both ends of the mantissa and
+// between, for every preset under every mode and the other policy axes.
+TEST_CASE("shared_result is operator()'s result for every value of its binade") {
+  const Policy policies[] = {
+      Policy{},
+      Policy{.rounding = Rounding::rna},
+      Policy{.rounding = Rounding::rtz},
+      Policy{.rounding = Rounding::rup},
+      Policy{.rounding = Rounding::rdn},
+      Policy{.rounding = Rounding::rto},
+      Policy{.rounding = Rounding::sr, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
+      Policy{.overflow = Overflow::sat},
+      Policy{.subnormals = Subnormals::ftz},
+      Policy{.subnormals = Subnormals::daz},
+      Policy{.tininess = Tininess::before},
+      Policy{.nan = NanConvention::cuda},
+  };
+  const std::uint32_t mantissas[] = {0, 1, 0x2AAAAA, 0x3FFFFF, 0x400000, 0x555555, 0x7FFFFE, 0x7FFFFF};
+  int shared_binades = 0;
+  for (const Format& f : preset_formats()) {
+    for (const Policy& p : policies) {
+      const Rounder round(f, p);
+      for (std::uint32_t top = 0; top < 512; ++top) {  // sign and exponent field
+        const std::uint32_t field = top & 0xFF;
+        if (field == 0 || field == 0xFF) continue;  // zeros, subnormals, infinities, NaNs: no common binade
+        const Conversion* shared = round.shared_result(unpack(std::bit_cast<float>(top << 23)));
+        if (shared == nullptr) continue;
+        ++shared_binades;
+        for (const std::uint32_t m : mantissas) {
+          const float x = std::bit_cast<float>(top << 23 | m);
+          CAPTURE(f.name);
+          CAPTURE(describe(p));
+          CAPTURE(x);
+          CHECK(round(unpack(x)) == *shared);
+        }
+      }
+    }
+  }
+  // The 8-bit formats share most binades: the check has something to check.
+  CHECK(shared_binades > 1000);
+}
+
+TEST_CASE("shared_result: none where values round one by one") {
+  const Policy rne;
+  const Rounder e4m3(formats::e4m3, rne);
+  CHECK(e4m3.shared_result(unpack(1.0f)) == nullptr);       // inside the binades
+  CHECK(e4m3.shared_result(unpack(0x1p-8f)) == nullptr);    // a subnormal result
+  CHECK(e4m3.shared_result(unpack(0.0f)) == nullptr);       // zero is a special case
+  CHECK(e4m3.shared_result(unpack(0x1p-20f)) != nullptr);   // far below
+  CHECK(e4m3.shared_result(unpack(0x1p20f)) != nullptr);    // beyond the range
+  // Stochastic rounding shares overflows only: the draw decides below.
+  const Policy stochastic{.rounding = Rounding::sr, .random_bit_count = 32};
+  const Rounder sr(formats::e4m3, stochastic);
+  CHECK(sr.shared_result(unpack(0x1p-20f)) == nullptr);
+  CHECK(sr.shared_result(unpack(0x1p20f)) != nullptr);
+  // An unsigned format takes no negative value: round_special, not shared.
+  const Rounder e8m0(formats::e8m0, rne);
+  CHECK(e8m0.shared_result(unpack(-0x1p100f)) == nullptr);
 }

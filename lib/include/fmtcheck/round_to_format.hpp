@@ -38,6 +38,14 @@ class Rounder {
   // Rounds x; under stochastic rounding with these random bits.
   [[nodiscard]] Conversion operator()(const Unpacked& x, std::uint32_t random_bits) const;
 
+  // The result this Rounder shares among every value with x's kind, sign,
+  // exponent and source_subnormal flag, whatever its significand and
+  // sticky bit: the far-below or overflow result of x's sign, the ones
+  // operator() returns without rounding. Null where it rounds such values
+  // one by one. A caller with a whole binade of inputs (an exhaustive test
+  // walking float32 bit patterns in order) asks once for all of them.
+  [[nodiscard]] const Conversion* shared_result(const Unpacked& x) const;
+
   [[nodiscard]] const Format& format() const { return *format_; }
   [[nodiscard]] const Policy& policy() const { return *policy_; }
   [[nodiscard]] int min_exponent() const { return min_exponent_; }
@@ -62,6 +70,13 @@ class Rounder {
                      (std::uint64_t{1} << f.mantissa_bits)) {}
   void share_ranges();
 
+  // Whether x is a value the format takes and rounds: finite, not flushed
+  // by daz, not negative into an unsigned format. Everything else is a
+  // special case (round_special).
+  [[nodiscard]] bool takes_finite(const Unpacked& x) const {
+    return x.kind == Unpacked::Kind::finite && !(x.source_subnormal && policy_->flush_inputs()) &&
+           (format_->is_signed || !x.sign);
+  }
   // A value inside the format's binades, the common case.
   [[nodiscard]] Conversion round_inside(const Unpacked& x, std::uint32_t random_bits) const;
   [[nodiscard]] Conversion overflow(bool sign) const;
