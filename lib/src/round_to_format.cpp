@@ -265,13 +265,17 @@ Conversion Rounder::overflow(bool sign) const {
 void Rounder::share_ranges() {
   for (const bool sign : {false, true}) overflow_[sign] = overflow_result(*this, sign);
   shared_overflow_ = true;
-  if (policy_->rounding == Rounding::sr) return;  // the draw decides per value
   // A value below 2^(emin - m - 1), half the smallest subnormal (exponent
   // at most emin - m - 2), keeps nothing: round_below truncates it to code
   // 0 with a tail below half, whatever its significand, and it is tiny
   // under either tininess rule. Its result is round_below's for any such
-  // value of its sign.
-  const int limit = min_exponent_ - format_->mantissa_bits - 1;
+  // value of its sign. Stochastic rounding with k random bits adds the top
+  // k bits of the discarded part to the draw: below 2^(emin - m - k) those
+  // are all zero, no draw rounds up, and the same holds.
+  const int k = policy_->random_bit_count;
+  const bool stochastic = policy_->rounding == Rounding::sr;
+  if (stochastic && (k < 1 || k > 32)) return;  // no such draw: values are rounded one by one
+  const int limit = min_exponent_ - format_->mantissa_bits - (stochastic ? k : 1);
   for (const bool sign : {false, true}) {
     Unpacked representative;
     representative.kind = Unpacked::Kind::finite;

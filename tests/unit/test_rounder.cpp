@@ -94,10 +94,12 @@ TEST_CASE("values far below the subnormals and beyond the range: a Rounder's sha
 }
 
 // shared_result names the result operator() gives a whole binade without
-// rounding, which the exhaustive proof of the batch kernel takes for every
-// value of such a binade. Checked in every float32 binade (each sign and
-// exponent field of the normal numbers) at both ends of the mantissa and
-// between, for every preset under every mode and the other policy axes.
+// rounding, which the exhaustive proof of the batch kernel and the batch
+// fallback take for every value of such a binade. Checked in every float32
+// binade (each sign and exponent field of the normal numbers) at both ends
+// of the mantissa and between, for every preset under every mode and the
+// other policy axes, against operator() and against round_to_format, which
+// rounds each value alone.
 TEST_CASE("shared_result is operator()'s result for every value of its binade") {
   const Policy policies[] = {
       Policy{},
@@ -106,7 +108,10 @@ TEST_CASE("shared_result is operator()'s result for every value of its binade") 
       Policy{.rounding = Rounding::rup},
       Policy{.rounding = Rounding::rdn},
       Policy{.rounding = Rounding::rto},
+      // The largest draws: the likeliest to round a tiny value up.
       Policy{.rounding = Rounding::sr, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
+      Policy{.rounding = Rounding::sr, .random_bits = 0xFFu, .random_bit_count = 8},
+      Policy{.rounding = Rounding::sr, .random_bits = 1, .random_bit_count = 1},
       Policy{.overflow = Overflow::sat},
       Policy{.subnormals = Subnormals::ftz},
       Policy{.subnormals = Subnormals::daz},
@@ -130,6 +135,7 @@ TEST_CASE("shared_result is operator()'s result for every value of its binade") 
           CAPTURE(describe(p));
           CAPTURE(x);
           CHECK(round(unpack(x)) == *shared);
+          CHECK(round_to_format(unpack(x), f, p) == *shared);  // each value rounded alone, nothing shared
         }
       }
     }
@@ -146,11 +152,17 @@ TEST_CASE("shared_result: none where values round one by one") {
   CHECK(e4m3.shared_result(unpack(0.0f)) == nullptr);       // zero is a special case
   CHECK(e4m3.shared_result(unpack(0x1p-20f)) != nullptr);   // far below
   CHECK(e4m3.shared_result(unpack(0x1p20f)) != nullptr);    // beyond the range
-  // Stochastic rounding shares overflows only: the draw decides below.
+  // Stochastic rounding with 32 bits: e4m3's smallest subnormal is 2^-9, a
+  // draw can round up anything from 2^-41 (its top 32 discarded bits are
+  // not all zero), nothing below.
   const Policy stochastic{.rounding = Rounding::sr, .random_bit_count = 32};
   const Rounder sr(formats::e4m3, stochastic);
   CHECK(sr.shared_result(unpack(0x1p-20f)) == nullptr);
+  CHECK(sr.shared_result(unpack(0x1p-41f)) == nullptr);
+  CHECK(sr.shared_result(unpack(0x1p-42f)) != nullptr);
   CHECK(sr.shared_result(unpack(0x1p20f)) != nullptr);
+  CHECK(sr(unpack(0x1.fffffep-42f), 0xFFFFFFFFu).bits == 0x00);
+  CHECK(sr(unpack(0x1p-41f), 0xFFFFFFFFu).bits == 0x01);
   // An unsigned format takes no negative value: round_special, not shared.
   const Rounder e8m0(formats::e8m0, rne);
   CHECK(e8m0.shared_result(unpack(-0x1p100f)) == nullptr);
