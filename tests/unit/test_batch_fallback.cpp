@@ -26,13 +26,29 @@ std::vector<float> stride_inputs(std::size_t n) {
   return v;
 }
 
+// Consecutive bit patterns across binade boundaries, as a sweep gives
+// them: 200 from 100 below the start of each of these exponent fields, both
+// signs. A long batch takes runs of 64 values at once where they share a
+// binade whose result the core shares (beyond the range, far below the
+// subnormals); runs across a boundary, or across two spans, must not.
+std::vector<float> run_inputs() {
+  std::vector<float> v;
+  for (const std::uint32_t sign : {0u, 0x80000000u}) {
+    for (const std::uint32_t field : {1, 2, 60, 100, 110, 112, 113, 120, 127, 135, 142, 143, 144, 150, 200, 254, 255}) {
+      const std::uint32_t start = sign | field << 23;
+      for (std::uint32_t i = 0; i < 200; ++i) v.push_back(std::bit_cast<float>(start - 100 + i));
+    }
+  }
+  return v;
+}
+
 template <typename Out>
 void check_pair(const Format& f, const Policy& p) {
   CAPTURE(f.name);
   CAPTURE(describe(p));
-  for (const std::size_t n : {100, 5000}) {
+  for (const std::vector<float>& in : {stride_inputs(100), stride_inputs(5000), run_inputs()}) {
+    const std::size_t n = in.size();
     CAPTURE(n);
-    const std::vector<float> in = stride_inputs(n);
     std::vector<Out> out(n);
     const FlagCounts counts = convert_batch(in, f, p, std::span<Out>(out));
     FlagCounts core;
@@ -56,6 +72,8 @@ void check_pair(const Format& f, const Policy& p) {
 TEST_CASE("convert_batch through the core: bits and flag counts == the core value by value, short and long batches") {
   check_pair<std::uint8_t>(formats::e4m3, Policy{.rounding = Rounding::rtz, .overflow = Overflow::sat});
   check_pair<std::uint8_t>(formats::e8m0, Policy{.rounding = Rounding::rna});
+  // Stochastic rounding with the policy's own bits, the largest 8-bit draw.
+  check_pair<std::uint8_t>(formats::e5m2, Policy{.rounding = Rounding::sr, .random_bits = 0xFF, .random_bit_count = 8});
   check_pair<std::uint16_t>(formats::bf16, Policy{.nan = NanConvention::canonical});
   check_pair<std::uint16_t>(formats::fp16, Policy{.subnormals = Subnormals::ftz_daz, .tininess = Tininess::before});
   check_pair<std::uint32_t>(formats::fp32, Policy{.subnormals = Subnormals::ftz});
