@@ -1,6 +1,7 @@
-// Batch decoding into float32. fp16 and bf16 (under any name) go through a
-// SIMD kernel (batch_decode_fast.hpp): a 16-bit format's table is 256 KiB,
-// too big for L1, and its lookups ran at about half memcpy speed. For other
+// Batch decoding into float32. fp16, bf16, E4M3 and E5M2 (under any name)
+// go through a SIMD kernel (batch_decode_fast.hpp): a 16-bit format's table
+// is 256 KiB, too big for L1, and its lookups ran at about half memcpy
+// speed; an 8-bit one's run at one load per value. For other
 // 8- and 16-bit containers the fast path is a table of every code's float32,
 // filled by the scalar decode (to_double) and kept per format; a lookup is
 // then a load, near memcpy speed. tf32 and fp32 containers are float32 bits.
@@ -47,10 +48,16 @@ bool float32_container(const Format& f) {
 }
 
 // The SIMD kernel for f's encoding (the name aside), or none.
-using Kernel = std::size_t (*)(const std::uint16_t*, std::size_t, float*);
-Kernel simd_kernel(const Format& f) {
+template <typename In>
+using Kernel = std::size_t (*)(const In*, std::size_t, float*);
+Kernel<std::uint16_t> simd_kernel16(const Format& f) {
   if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast;
   if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast;
+  return nullptr;
+}
+Kernel<std::uint8_t> simd_kernel8(const Format& f) {
+  if (same_encoding(f, formats::e4m3)) return detail::decode_e4m3_fast;
+  if (same_encoding(f, formats::e5m2)) return detail::decode_e5m2_fast;
   return nullptr;
 }
 
@@ -66,7 +73,10 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
   // the tail after its last whole vector, or everything where it declines.
   std::size_t done = 0;
   if constexpr (sizeof(In) == 2) {
-    if (const Kernel kernel = simd_kernel(from)) done = kernel(bits.data(), bits.size(), out.data());
+    if (const auto kernel = simd_kernel16(from)) done = kernel(bits.data(), bits.size(), out.data());
+  }
+  if constexpr (sizeof(In) == 1) {
+    if (const auto kernel = simd_kernel8(from)) done = kernel(bits.data(), bits.size(), out.data());
   }
   if constexpr (sizeof(In) == 4) {
     if (float32_container(from)) {
@@ -95,7 +105,9 @@ bool detail::float32_holds(const Format& f) {
   return f.storage_bits <= 32 && f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
 }
 
-bool detail::decodes_without_table(const Format& f) { return simd_kernel(f) != nullptr || float32_container(f); }
+bool detail::decodes_without_table(const Format& f) {
+  return simd_kernel16(f) != nullptr || simd_kernel8(f) != nullptr || float32_container(f);
+}
 
 void decode_batch(std::span<const std::uint8_t> bits, const Format& from, std::span<float> out) {
   decode_batch_impl(bits, from, out);

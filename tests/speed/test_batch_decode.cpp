@@ -4,7 +4,8 @@
 // SIMD kernel and its value-by-value tail), against the scalar decode
 // (to_double, itself proven against NVIDIA, Eigen and ml_dtypes in the
 // oracle suites), and for fp16 and bf16 also against independent
-// definitions: the CPU's F16C conversion and bf16 being float32's top half.
+// definitions: the CPU's F16C conversion and bf16 being float32's top half
+// (E5M2 being fp16's top byte).
 #include <doctest/doctest.h>
 #include <immintrin.h>
 
@@ -127,9 +128,33 @@ TEST_CASE("the SIMD kernels decode every fp16 / bf16 code of a long batch themse
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
     CHECK(detail::decode_fp16_fast(codes.data(), codes.size(), out.data()) == codes.size());
     CHECK(wrong_values<std::uint16_t>(formats::fp16, out, codes) == 0);
+    // E4M3 and E5M2 go through fp16 on the same targets.
+    const std::vector<std::uint8_t> bytes = every_code<std::uint8_t>(formats::e4m3, 4);
+    std::vector<float> fp8(bytes.size());
+    CHECK(detail::decode_e4m3_fast(bytes.data(), bytes.size(), fp8.data()) == bytes.size());
+    CHECK(wrong_values<std::uint8_t>(formats::e4m3, fp8, bytes) == 0);
+    CHECK(detail::decode_e5m2_fast(bytes.data(), bytes.size(), fp8.data()) == bytes.size());
+    CHECK(wrong_values<std::uint8_t>(formats::e5m2, fp8, bytes) == 0);
   } else {
-    MESSAGE("SKIPPED: this CPU has no AVX2/F16C; fp16 decodes through the table");
+    MESSAGE("SKIPPED: this CPU has no AVX2/F16C; fp16, E4M3 and E5M2 decode through their tables");
   }
+}
+
+// E5M2 is fp16's top byte: every non-NaN code against F16C on code << 8.
+TEST_CASE("decode_batch of e5m2 == F16C on the code as fp16's top byte, every non-NaN code") {
+  if (!__builtin_cpu_supports("f16c")) {
+    MESSAGE("SKIPPED: this CPU has no F16C");
+    return;
+  }
+  const std::vector<std::uint8_t> codes = every_code<std::uint8_t>(formats::e5m2, 4);
+  std::vector<float> out(codes.size());
+  decode_batch(std::span<const std::uint8_t>(codes), formats::e5m2, out);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const float expected = f16c_decode(static_cast<std::uint16_t>(codes[i] << 8));
+    if (!std::isnan(expected)) bad += std::bit_cast<std::uint32_t>(out[i]) != std::bit_cast<std::uint32_t>(expected);
+  }
+  CHECK(bad == 0);
 }
 
 // vcvtph2ps does not read MXCSR.RC, and the kernels' other steps are integer
@@ -147,6 +172,22 @@ TEST_CASE("decode_batch of every fp16 / bf16 code under MXCSR round-toward-zero,
   _mm_setcsr(saved);
   CHECK(wrong_values<std::uint16_t>(formats::fp16, fp16, codes) == 0);
   CHECK(wrong_values<std::uint16_t>(formats::bf16, bf16, codes) == 0);
+}
+
+// E4M3's kernel multiplies by 256 in float32: exact, and no operand or
+// result is a float32 subnormal, so neither the mode nor FTZ/DAZ may
+// change it.
+TEST_CASE("decode_batch of every e4m3 / e5m2 code under MXCSR round-toward-zero, FTZ and DAZ") {
+  const std::vector<std::uint8_t> codes = every_code<std::uint8_t>(formats::e4m3, 4);
+  std::vector<float> e4m3(codes.size());
+  std::vector<float> e5m2(codes.size());
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | _MM_ROUND_TOWARD_ZERO | _MM_FLUSH_ZERO_ON | _MM_DENORMALS_ZERO_ON);
+  decode_batch(std::span<const std::uint8_t>(codes), formats::e4m3, e4m3);
+  decode_batch(std::span<const std::uint8_t>(codes), formats::e5m2, e5m2);
+  _mm_setcsr(saved);
+  CHECK(wrong_values<std::uint8_t>(formats::e4m3, e4m3, codes) == 0);
+  CHECK(wrong_values<std::uint8_t>(formats::e5m2, e5m2, codes) == 0);
 }
 
 TEST_CASE("decode_batch of the 32-bit presets and bad calls") {
