@@ -263,9 +263,12 @@ bool is_power_of_two(Bits magnitude) {
 // histogram, all from the bits (finite magnitudes order as their bits).
 // Values are counted by exponent field, with no branch for normal ones, in
 // four interleaved tables: in real tensors neighbours share a binade, and
-// one table would make each count wait for the previous one's store. Field
-// 0 is zero or subnormal (subnormals, rare, take a branch to their binade);
-// the top field is infinity (no fraction bits) or NaN.
+// one table would make each count wait for the previous one's store. Each
+// entry holds two counts, so that a value costs one store: the values in
+// its low half, those without fraction bits in its high half (a call's
+// count fits in 32 bits; longer spans are split). Field 0 is zero or
+// subnormal (subnormals, rare, take a branch to their binade); the top
+// field is infinity (no fraction bits) or NaN.
 template <typename Real, typename Bits, int Mantissa, int Bias>
 void add_values(InputSummary& s, std::span<const Real> x) {
   constexpr Bits magnitude_mask = ~Bits{0} >> 1;
@@ -273,14 +276,17 @@ void add_values(InputSummary& s, std::span<const Real> x) {
   constexpr Bits inf_bits = magnitude_mask & ~fraction_mask;
   constexpr std::size_t fields = std::size_t{1} << (sizeof(Bits) * 8 - 1 - Mantissa);
   constexpr std::size_t tables = 4;
-  std::vector<std::uint64_t> count(tables * fields), whole(tables * fields);  // whole: no fraction bits
+  if (x.size() > 0xFFFFFFFFu) {
+    add_values<Real, Bits, Mantissa, Bias>(s, x.first(x.size() / 2));
+    return add_values<Real, Bits, Mantissa, Bias>(s, x.subspan(x.size() / 2));
+  }
+  std::vector<std::uint64_t> counts(tables * fields);  // values | values without fraction bits << 32
   std::uint64_t subnormal = 0;
   Bits amax_bits = std::bit_cast<Bits>(static_cast<Real>(s.amax));
   for (std::size_t i = 0; i < x.size(); ++i) {
     const Bits m = std::bit_cast<Bits>(x[i]) & magnitude_mask;
     const std::size_t slot = (i % tables) * fields + static_cast<std::size_t>(m >> Mantissa);
-    ++count[slot];
-    whole[slot] += (m & fraction_mask) == 0;
+    counts[slot] += 1 + (std::uint64_t{(m & fraction_mask) == 0} << 32);
     amax_bits = std::max(amax_bits, m < inf_bits ? m : Bits{0});
     if (m <= fraction_mask && m != 0) [[unlikely]] {
       const auto b = static_cast<std::size_t>(binade_of<Bits, Mantissa, Bias>(m) - InputSummary::min_binade);
@@ -292,8 +298,8 @@ void add_values(InputSummary& s, std::span<const Real> x) {
   for (std::size_t field = 0; field < fields; ++field) {
     std::uint64_t n = 0, powers = 0;
     for (std::size_t t = 0; t < tables; ++t) {
-      n += count[t * fields + field];
-      powers += whole[t * fields + field];
+      n += counts[t * fields + field] & 0xFFFFFFFFu;
+      powers += counts[t * fields + field] >> 32;
     }
     if (field == 0) {
       s.zero += n - subnormal;
