@@ -1,10 +1,10 @@
 // Batch decoding into float32. fp16, bf16, E4M3 and E5M2 (under any name)
 // go through a SIMD kernel (batch_decode_fast.hpp): a 16-bit format's table
 // is 256 KiB, too big for L1, and its lookups ran at about half memcpy
-// speed; an 8-bit one's run at one load per value. For other
-// 8- and 16-bit containers the fast path is a table of every code's float32,
-// filled by the scalar decode (to_double) and kept per format; a lookup is
-// then a load, near memcpy speed. tf32 and fp32 containers are float32 bits.
+// speed; an 8-bit table's, one load per value, at half the FP8 kernels'
+// speed. For other 8- and 16-bit containers the fast path is such a table
+// of every code's float32, filled by the scalar decode (to_double) and
+// kept per format; a lookup is then a load, near memcpy speed. tf32 and fp32 containers are float32 bits.
 // tests/speed proves the batch against the scalar decode on every code of
 // every 8- and 16-bit preset and of tf32, and a stride of fp32's.
 #include <bit>

@@ -1,6 +1,7 @@
 // The SIMD forms of decode_batch for the encodings the CPU widens without
 // a table: fp16 (F16C's vcvtph2ps), bf16 (float32's top half), and OCP
-// E4M3 and E5M2 (through fp16). Compiled for every x86-64 level and picked at run time by Highway.
+// E4M3 and E5M2 (through fp16). Compiled for every x86-64 level and picked
+// at run time by Highway.
 // Each decodes the longest run of whole vectors from the start of in and
 // returns its length; the caller decodes the rest. The result equals
 // float(to_double(code)) bit for bit, NaNs included (tests/speed proves it

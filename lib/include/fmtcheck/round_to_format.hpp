@@ -23,8 +23,9 @@ struct Conversion {
 // deterministic mode every value below half the smallest subnormal gives
 // one result per sign too (nothing of it is kept and its tail is below
 // half); under stochastic rounding with k random bits, every value below
-// 2^-k times the smallest subnormal (no draw can round it up). A caller that rounds many values under one pair (a batch's
-// fallback, an exhaustive test) builds one and calls it per value.
+// 2^-k times the smallest subnormal (no draw can round it up). A caller
+// that rounds many values under one pair (a batch's fallback, an
+// exhaustive test) builds one and calls it per value.
 // round_to_format(x, f, p) rounds one value with the same code, deriving
 // only the limits.
 class Rounder {
