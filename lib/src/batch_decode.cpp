@@ -4,7 +4,8 @@
 // speed; an 8-bit table's, one load per value, at half the FP8 kernels'
 // speed. For other 8- and 16-bit containers the fast path is such a table
 // of every code's float32, filled by the scalar decode (to_double) and
-// kept per format; a lookup is then a load, near memcpy speed. tf32 and fp32 containers are float32 bits.
+// kept per format; a lookup is then a load, near memcpy speed. tf32 and
+// fp32 containers are float32 bits.
 // tests/speed proves the batch against the scalar decode on every code of
 // every 8- and 16-bit preset and of tf32, and a stride of fp32's.
 #include <bit>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -47,17 +49,19 @@ bool float32_container(const Format& f) {
   return same_encoding(f, formats::fp32) || same_encoding(f, formats::tf32);
 }
 
-// The SIMD kernel for f's encoding (the name aside), or none.
+// The SIMD kernel for f's encoding (the name aside) in containers of In, or none.
 template <typename In>
 using Kernel = std::size_t (*)(const In*, std::size_t, float*);
-Kernel<std::uint16_t> simd_kernel16(const Format& f) {
-  if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast;
-  if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast;
-  return nullptr;
-}
-Kernel<std::uint8_t> simd_kernel8(const Format& f) {
-  if (same_encoding(f, formats::e4m3)) return detail::decode_e4m3_fast;
-  if (same_encoding(f, formats::e5m2)) return detail::decode_e5m2_fast;
+template <typename In>
+Kernel<In> simd_kernel(const Format& f) {
+  if constexpr (std::is_same_v<In, std::uint16_t>) {
+    if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast;
+    if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast;
+  }
+  if constexpr (std::is_same_v<In, std::uint8_t>) {
+    if (same_encoding(f, formats::e4m3)) return detail::decode_e4m3_fast;
+    if (same_encoding(f, formats::e5m2)) return detail::decode_e5m2_fast;
+  }
   return nullptr;
 }
 
@@ -68,16 +72,13 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
                                 from.name + " is stored in " + std::to_string(from.storage_bits));
   }
   if (out.size() < bits.size()) throw std::invalid_argument("decode_batch: output shorter than input");
-  if (!detail::float32_holds(from)) throw std::invalid_argument("decode_batch: float32 cannot hold every value of " + from.name);
+  if (!detail::float32_holds(from)) {
+    throw std::invalid_argument("decode_batch: float32 cannot hold every value of " + from.name);
+  }
   // The kernel needs no table, so it takes batches of any length; it leaves
   // the tail after its last whole vector, or everything where it declines.
   std::size_t done = 0;
-  if constexpr (sizeof(In) == 2) {
-    if (const auto kernel = simd_kernel16(from)) done = kernel(bits.data(), bits.size(), out.data());
-  }
-  if constexpr (sizeof(In) == 1) {
-    if (const auto kernel = simd_kernel8(from)) done = kernel(bits.data(), bits.size(), out.data());
-  }
+  if (const Kernel<In> kernel = simd_kernel<In>(from)) done = kernel(bits.data(), bits.size(), out.data());
   if constexpr (sizeof(In) == 4) {
     if (float32_container(from)) {
       const std::uint32_t code_bits = ~((std::uint32_t{1} << from.pad_bits) - 1);
@@ -106,7 +107,7 @@ bool detail::float32_holds(const Format& f) {
 }
 
 bool detail::decodes_without_table(const Format& f) {
-  return simd_kernel16(f) != nullptr || simd_kernel8(f) != nullptr || float32_container(f);
+  return simd_kernel<std::uint16_t>(f) != nullptr || simd_kernel<std::uint8_t>(f) != nullptr || float32_container(f);
 }
 
 void decode_batch(std::span<const std::uint8_t> bits, const Format& from, std::span<float> out) {

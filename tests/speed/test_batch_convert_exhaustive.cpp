@@ -14,8 +14,8 @@
 // binade beyond the format's range or far below its subnormals:
 // Rounder::shared_result) is compared with that result in every value,
 // without asking the core 256 times: most float32 inputs lie there for the
-// 8-bit formats. Under stochastic rounding input i (its bits) sits at position i of
-// one RandomStream, whose draw(i) the core takes.
+// 8-bit formats. Under stochastic rounding input i (its bits) sits at
+// position i of one RandomStream, whose draw(i) the core takes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
