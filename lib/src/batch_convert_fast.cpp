@@ -17,8 +17,11 @@
 // and fp32/fp64 take routes of their own (batch_convert_power_of_two-inl.h,
 // batch_convert_exact-inl.h).
 //
-// Highway compiles this file once per x86-64 level (foreach_target.h) and
-// HWY_DYNAMIC_DISPATCH picks the best one the CPU has.
+// Highway compiles this file once per x86-64 level (foreach_target.h); the
+// kernel exists on AVX-512 and AVX2 only, the two targets CI proves on
+// every input (tests/speed). Every other pass, the baseline Highway always
+// compiles included, is empty, and convert_batch takes the core on a CPU
+// without AVX2.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "batch_convert_fast.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -29,6 +32,7 @@
 
 #include "batch_convert_fast.hpp"
 
+#if HWY_TARGET <= HWY_AVX2
 HWY_BEFORE_NAMESPACE();
 namespace fmtcheck::detail {
 namespace HWY_NAMESPACE {
@@ -84,7 +88,6 @@ HWY_INLINE ML RoundAway(DL d, VL kept, VL rem, VL half_minus_one, VL shift, ML n
   }
 }
 
-#if HWY_TARGET <= HWY_AVX2
 // The low 64 bits of a * b on every 64-bit lane: AVX-512 has the
 // instruction; AVX2 makes it from three 32 x 32 -> 64 products.
 template <class V64>
@@ -112,14 +115,6 @@ HWY_INLINE V Draws(D d, const RandomStream& stream, std::size_t i) {
   z = MulLow64(z ^ hn::ShiftRight<27>(z), hn::Set(d64, mix2));
   return hn::BitCast(d, z ^ hn::ShiftRight<31>(z));
 }
-#else
-// Older targets draw lane by lane.
-HWY_INLINE V Draws(D d, const RandomStream& stream, std::size_t i) {
-  HWY_ALIGN std::uint32_t draws[hn::MaxLanes(d)];
-  for (std::size_t lane = 0; lane < hn::Lanes(d); ++lane) draws[lane] = stream.draw(i + lane);
-  return hn::Load(d, draws);
-}
-#endif
 
 // Counters of the kernel, added into FlagCounts at the end. Overflow's
 // other flags follow from its sign (see Constants::saturates). Each vector
@@ -381,7 +376,6 @@ HWY_INLINE M FieldZeroOrAllOnes(V a) {
   return (hn::ShiftRight<23>(a) - hn::Set(d, 1u)) > hn::Set(d, 253u);
 }
 
-#if HWY_TARGET <= HWY_AVX2
 using DH = hn::Rebind<std::uint16_t, D>;  // a 16-bit lane per input value
 using VH = hn::Vec<DH>;
 
@@ -516,7 +510,6 @@ std::size_t ConvertPairsViaBf16(const ConvertPlan& caller_plan, const float* in,
   *served += served_here;
   return i;
 }
-#endif
 
 // kFlush: the policy flushes inputs (daz) or results (ftz).
 template <Rounding R, bool kFlush, typename Out>
@@ -535,7 +528,6 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
   const std::size_t lanes = hn::Lanes(d);
   const Constants<R, Float32Bits> k(plan);
   const V max_finite_float = hn::Set(d, 0x7F7FFFFFu);
-#if HWY_TARGET <= HWY_AVX2
   // fp16 in the modes vcvtps2ph has (plan.hardware_fp16).
   constexpr bool kCanF16c = R != Rounding::sr && R != Rounding::rna && sizeof(Out) == 2;
   const bool f16c = kCanF16c && plan.hardware_fp16;
@@ -547,20 +539,15 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
   // the manual exempts only vcvtph2ps): while the caller's MXCSR has it,
   // vectors holding one go to the core.
   const bool hardware_daz = f16c && !plan.flush_inputs && (_mm_getcsr() & _MM_DENORMALS_ZERO_ON) != 0;
-#else
-  constexpr bool hardware_daz = false;
-#endif
 
   std::size_t i = 0;
   std::uint64_t served = 0;
   Tallies tally = {};
-#if HWY_TARGET <= HWY_AVX2
   if constexpr (kCanViaBf16) {
     if (via_bf16 && n >= 2 * lanes) {
       i = ConvertPairsViaBf16<R, kFlush>(plan, in, n, out, stream, counts, tally, &served);
     }
   }
-#endif
   for (; i + lanes <= n; i += lanes) {
     const V u = hn::BitCast(d, hn::LoadU(df, in + i));
     const V a = u & hn::Set(d, 0x7FFFFFFFu);
@@ -575,7 +562,6 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
       continue;
     }
     served += lanes;
-#if HWY_TARGET <= HWY_AVX2
     if (kCanF16c && f16c) {
       if constexpr (kCanF16c) {
         const bool none_tiny = hn::AllTrue(d, (a - k.min_normal) < k.normal_span);
@@ -585,7 +571,6 @@ void ConvertKernel(const ConvertPlan& caller_plan, const float* in, std::size_t 
       }
       continue;
     }
-#endif
     const V r = R == Rounding::sr ? Draws(d, *stream, i) : k.zero;
     const V bits = RoundVector<R, kFlush, Float32Bits>(plan, k, u, a, subnormal_input, r, tally);
     if constexpr (sizeof(Out) == 4) {
@@ -665,40 +650,25 @@ void ConvertToU64(const ConvertPlan& plan, const float* in, std::size_t n, std::
 }  // namespace HWY_NAMESPACE
 }  // namespace fmtcheck::detail
 HWY_AFTER_NAMESPACE();
+#endif  // HWY_TARGET <= HWY_AVX2
 
 #if HWY_ONCE
 namespace fmtcheck::detail {
-
-HWY_EXPORT(ConvertToU8);
-HWY_EXPORT(ConvertToU16);
-HWY_EXPORT(ConvertToU32);
-HWY_EXPORT(ConvertToU64);
-
 namespace {
 
-// Every target this file was compiled for, best first: Highway's
-// HWY_CHOOSE_* give each one's functions, or nullptr where it was not.
-struct CompiledTarget {
-  std::int64_t target;
-  KernelTarget::ToU8* to_u8;
-  KernelTarget::ToU16* to_u16;
-  KernelTarget::ToU32* to_u32;
-  KernelTarget::ToU64* to_u64;
-};
-#define FMTCHECK_COMPILED_TARGET(TARGET, NAME)                                 \
-  CompiledTarget {                                                             \
-    TARGET, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16),   \
-        HWY_CHOOSE_##NAME(ConvertToU32), HWY_CHOOSE_##NAME(ConvertToU64)       \
+// The targets the kernel is compiled for, best first, as Highway's
+// HWY_CHOOSE_* give them (nullptr for one the compiler could not build).
+#define FMTCHECK_KERNEL_TARGET(NAME)                                                                \
+  KernelTarget {                                                                                    \
+    HWY_##NAME, HWY_CHOOSE_##NAME(ConvertToU8), HWY_CHOOSE_##NAME(ConvertToU16),                    \
+        HWY_CHOOSE_##NAME(ConvertToU32), HWY_CHOOSE_##NAME(ConvertToU64)                            \
   }
-const CompiledTarget kCompiledTargets[] = {
-    FMTCHECK_COMPILED_TARGET(HWY_AVX3_DL, AVX3_DL), FMTCHECK_COMPILED_TARGET(HWY_AVX3, AVX3),
-    FMTCHECK_COMPILED_TARGET(HWY_AVX2, AVX2),       FMTCHECK_COMPILED_TARGET(HWY_SSE4, SSE4),
-    FMTCHECK_COMPILED_TARGET(HWY_SSSE3, SSSE3),
-#if HWY_TARGETS & (HWY_EMU128 | HWY_SCALAR)
-    FMTCHECK_COMPILED_TARGET((HWY_TARGETS & HWY_EMU128) ? HWY_EMU128 : HWY_SCALAR, FALLBACK),
-#endif
-};
-#undef FMTCHECK_COMPILED_TARGET
+const KernelTarget kCompiledTargets[] = {FMTCHECK_KERNEL_TARGET(AVX3), FMTCHECK_KERNEL_TARGET(AVX2)};
+#undef FMTCHECK_KERNEL_TARGET
+
+// Whether this CPU runs the target (hwy::SupportedTargets, which tests may
+// narrow with SetSupportedTargetsForTest).
+bool runs_here(const KernelTarget& t) { return t.to_u8 != nullptr && (hwy::SupportedTargets() & t.target) != 0; }
 
 // The kernel draws from even stream positions (two draws per generator
 // output): a batch starting at an odd one gives its first value to the core.
@@ -715,32 +685,19 @@ void from_even_position(Kernel kernel, const ConvertPlan& plan, const float* in,
 
 }  // namespace
 
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint8_t* out,
-                          const RandomStream* stream, FlagCounts* counts) {
-  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU8), plan, in, n, out, stream, counts);
-}
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint16_t* out,
-                          const RandomStream* stream, FlagCounts* counts) {
-  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU16), plan, in, n, out, stream, counts);
-}
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint32_t* out,
-                          const RandomStream* stream, FlagCounts* counts) {
-  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU32), plan, in, n, out, stream, counts);
-}
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint64_t* out,
-                          const RandomStream* stream, FlagCounts* counts) {
-  from_even_position(HWY_DYNAMIC_DISPATCH(ConvertToU64), plan, in, n, out, stream, counts);
-}
-
 std::vector<KernelTarget> kernel_targets() {
   std::vector<KernelTarget> runnable;
-  const std::int64_t supported = hwy::SupportedTargets();
-  for (const CompiledTarget& t : kCompiledTargets) {
-    if (t.to_u8 != nullptr && (supported & t.target) != 0) {
-      runnable.push_back({t.target, t.to_u8, t.to_u16, t.to_u32, t.to_u64});
-    }
+  for (const KernelTarget& t : kCompiledTargets) {
+    if (runs_here(t)) runnable.push_back(t);
   }
   return runnable;
+}
+
+const KernelTarget* best_kernel_target() {
+  for (const KernelTarget& t : kCompiledTargets) {
+    if (runs_here(t)) return &t;
+  }
+  return nullptr;
 }
 
 void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,

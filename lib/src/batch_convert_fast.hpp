@@ -1,6 +1,6 @@
 // The SIMD batch conversion float32 -> 8/16-bit format (and tf32, fp32 and
-// fp64), compiled for every x86-64 level (SSE2 .. AVX-512) and picked at run
-// time by Highway. It is an
+// fp64), compiled for AVX-512 and AVX2 and picked at run time (Highway;
+// other CPUs take the core). It is an
 // optimisation of round_to_format and nothing else: every vector holding a
 // value it does not serve (NaN, infinity, some float32 subnormals) is
 // converted by the core instead, and tests/speed proves it bit for bit and
@@ -93,20 +93,8 @@ void convert_with_core(const ConvertPlan& plan, const float* in, std::size_t n, 
                     counts);
 }
 
-// stream: stochastic rounding's draws, required when the policy rounds
-// stochastically (the kernel serves no other source of draws), ignored
-// otherwise. Adds to *counts.
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint8_t* out,
-                          const RandomStream* stream, FlagCounts* counts);
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint16_t* out,
-                          const RandomStream* stream, FlagCounts* counts);
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint32_t* out,
-                          const RandomStream* stream, FlagCounts* counts);
-void convert_float32_fast(const ConvertPlan& plan, const float* in, std::size_t n, std::uint64_t* out,
-                          const RandomStream* stream, FlagCounts* counts);
-
-// The kernel as one SIMD target compiled it. The functions above run the
-// best target the CPU has; the exhaustive proof names the one it proves.
+// The kernel as one SIMD target compiled it: AVX-512 or AVX2, the two CI
+// proves on every input.
 struct KernelTarget {
   using ToU8 = void(const ConvertPlan&, const float*, std::size_t, std::uint8_t*, const RandomStream*, FlagCounts*);
   using ToU16 = void(const ConvertPlan&, const float*, std::size_t, std::uint16_t*, const RandomStream*,
@@ -123,6 +111,13 @@ struct KernelTarget {
 };
 // The targets compiled in that this CPU runs, best first.
 std::vector<KernelTarget> kernel_targets();
+// The first of them, the one convert_batch runs; null on a CPU without
+// AVX2, where every value goes to the core.
+const KernelTarget* best_kernel_target();
+
+// Runs the kernel of `target` on n values. stream: stochastic rounding's
+// draws, required when the policy rounds stochastically (the kernel serves
+// no other source of draws), ignored otherwise. Adds to *counts.
 void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,
                           std::uint8_t* out, const RandomStream* stream, FlagCounts* counts);
 void convert_float32_fast(const KernelTarget& target, const ConvertPlan& plan, const float* in, std::size_t n,

@@ -34,12 +34,14 @@ FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const
   }
   const RandomStream* stream = stochastic ? draws.stream : nullptr;
   FlagCounts counts;
-  // The SIMD kernel, where it serves this format and policy; it hands
+  // The SIMD kernel, where it serves this format and policy and the CPU
+  // has AVX2 or AVX-512 (the targets proven on every input); it hands
   // every value it does not serve to the core itself. Under stochastic
   // rounding it serves the counter-based stream only.
   const auto plan = detail::make_convert_plan(to, p);
-  if (plan && (!stochastic || stream != nullptr)) {
-    detail::convert_float32_fast(*plan, in.data(), in.size(), out.data(), stream, &counts);
+  const detail::KernelTarget* target = detail::best_kernel_target();
+  if (plan && target != nullptr && (!stochastic || stream != nullptr)) {
+    detail::convert_float32_fast(*target, *plan, in.data(), in.size(), out.data(), stream, &counts);
     return counts;
   }
   detail::convert_with_core(to, p, in.data(), in.size(), out.data(), [&](std::size_t i) {

@@ -9,9 +9,12 @@
 #include <doctest/doctest.h>
 #include <immintrin.h>
 
+#include <hwy/targets.h>
+
 #include <bit>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "batch_decode_fast.hpp"
@@ -117,27 +120,37 @@ TEST_CASE("decode_batch of fp16 and bf16 == F16C and float32's top half, every n
   if (!have_f16c) MESSAGE("SKIPPED: this CPU has no F16C; fp16 checked against the scalar decode only");
 }
 
-// decode_batch hands fp16 and bf16 to these kernels; here they must decode
-// every whole vector themselves (fp16 where Highway picks AVX2 or better,
-// which implies F16C), so the checks above went through them.
-TEST_CASE("the SIMD kernels decode every fp16 / bf16 code of a long batch themselves") {
+// decode_batch hands fp16, bf16, E4M3 and E5M2 to these kernels; here they
+// must decode every code of a long batch themselves, on each SIMD target
+// Highway compiled that the CPU runs (picked with SetSupportedTargetsForTest):
+// bf16 on every one, the three through fp16's vcvtph2ps on AVX2 and above
+// (which imply F16C), none below, where decode_batch takes their tables.
+TEST_CASE("the SIMD kernels decode every fp16 / bf16 / E4M3 / E5M2 code of a long batch, every target") {
   const std::vector<std::uint16_t> codes = every_code<std::uint16_t>(formats::fp16, 4);
+  const std::vector<std::uint8_t> bytes = every_code<std::uint8_t>(formats::e4m3, 4);
   std::vector<float> out(codes.size());
-  CHECK(detail::decode_bf16_fast(codes.data(), codes.size(), out.data()) == codes.size());
-  CHECK(wrong_values<std::uint16_t>(formats::bf16, out, codes) == 0);
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma")) {
-    CHECK(detail::decode_fp16_fast(codes.data(), codes.size(), out.data()) == codes.size());
-    CHECK(wrong_values<std::uint16_t>(formats::fp16, out, codes) == 0);
-    // E4M3 and E5M2 go through fp16 on the same targets.
-    const std::vector<std::uint8_t> bytes = every_code<std::uint8_t>(formats::e4m3, 4);
-    std::vector<float> fp8(bytes.size());
-    CHECK(detail::decode_e4m3_fast(bytes.data(), bytes.size(), fp8.data()) == bytes.size());
-    CHECK(wrong_values<std::uint8_t>(formats::e4m3, fp8, bytes) == 0);
-    CHECK(detail::decode_e5m2_fast(bytes.data(), bytes.size(), fp8.data()) == bytes.size());
-    CHECK(wrong_values<std::uint8_t>(formats::e5m2, fp8, bytes) == 0);
-  } else {
-    MESSAGE("SKIPPED: this CPU has no AVX2/F16C; fp16, E4M3 and E5M2 decode through their tables");
+  std::vector<float> fp8(bytes.size());
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  for (const std::int64_t target : targets) {
+    const std::string target_name = hwy::TargetName(target);
+    CAPTURE(target_name);
+    hwy::SetSupportedTargetsForTest(target);
+    CHECK(detail::decode_bf16_fast(codes.data(), codes.size(), out.data()) == codes.size());
+    CHECK(wrong_values<std::uint16_t>(formats::bf16, out, codes) == 0);
+    const bool via_fp16 = target <= HWY_AVX2;  // lower bits are the better targets
+    const std::size_t whole = via_fp16 ? codes.size() : 0;
+    const std::size_t whole_fp8 = via_fp16 ? bytes.size() : 0;
+    CHECK(detail::decode_fp16_fast(codes.data(), codes.size(), out.data()) == whole);
+    if (via_fp16) CHECK(wrong_values<std::uint16_t>(formats::fp16, out, codes) == 0);
+    CHECK(detail::decode_e4m3_fast(bytes.data(), bytes.size(), fp8.data()) == whole_fp8);
+    if (via_fp16) CHECK(wrong_values<std::uint8_t>(formats::e4m3, fp8, bytes) == 0);
+    CHECK(detail::decode_e5m2_fast(bytes.data(), bytes.size(), fp8.data()) == whole_fp8);
+    if (via_fp16) CHECK(wrong_values<std::uint8_t>(formats::e5m2, fp8, bytes) == 0);
   }
+  hwy::SetSupportedTargetsForTest(0);
+  MESSAGE(targets.size() << " targets run");
+  CHECK(!targets.empty());
 }
 
 // E5M2 is fp16's top byte: every non-NaN code against F16C on code << 8.
