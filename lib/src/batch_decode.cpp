@@ -1,11 +1,11 @@
-// Batch decoding into float32. fp16, bf16, E4M3 and E5M2 (under any name)
-// go through a SIMD kernel (batch_decode_fast.hpp): a 16-bit format's table
-// is 256 KiB, too big for L1, and its lookups ran at about half memcpy
-// speed; an 8-bit table's, one load per value, at half the FP8 kernels'
-// speed. For other 8- and 16-bit containers the fast path is such a table
-// of every code's float32, filled by the scalar decode (to_double) and
-// kept per format; a lookup is then a load, near memcpy speed. tf32 and
-// fp32 containers are float32 bits.
+// Batch decoding into float32. fp16, bf16, every 8-bit format with
+// subnormals inside float32's normal range (all 8-bit presets but E8M0),
+// and tf32 and fp32 containers go through a SIMD kernel
+// (batch_decode_fast.hpp): a 16-bit format's table is 256 KiB, too big for
+// L1, and its lookups ran at about half memcpy speed, an 8-bit one's at
+// 0.6x memcpy (one scalar load per value). Other 8- and 16-bit containers
+// (E8M0, custom formats) take such a table of every code's float32, filled
+// by the scalar decode (to_double) and kept per format.
 // tests/speed proves the batch against the scalar decode on every code of
 // every 8- and 16-bit preset and of tf32, and a stride of fp32's.
 #include <bit>
@@ -49,20 +49,21 @@ bool float32_container(const Format& f) {
   return same_encoding(f, formats::fp32) || same_encoding(f, formats::tf32);
 }
 
-// The SIMD kernel for f's encoding (the name aside) in containers of In, or none.
+// Decodes the longest run of whole vectors from the start of `in` with the
+// SIMD kernel for f's encoding (the name aside) in containers of In and
+// returns its length: 0 where there is no such kernel, or where it
+// declines on this CPU (fp16 below AVX2).
 template <typename In>
-using Kernel = std::size_t (*)(const In*, std::size_t, float*);
-template <typename In>
-Kernel<In> simd_kernel(const Format& f) {
-  if constexpr (std::is_same_v<In, std::uint16_t>) {
-    if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast;
-    if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast;
-  }
+std::size_t decode_with_kernel(const Format& f, const In* in, std::size_t n, float* out) {
   if constexpr (std::is_same_v<In, std::uint8_t>) {
-    if (same_encoding(f, formats::e4m3)) return detail::decode_e4m3_fast;
-    if (same_encoding(f, formats::e5m2)) return detail::decode_e5m2_fast;
+    if (const auto k = detail::small_float_decode(f)) return detail::decode_small_float_fast(*k, in, n, out);
+  } else if constexpr (std::is_same_v<In, std::uint16_t>) {
+    if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast(in, n, out);
+    if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast(in, n, out);
+  } else if (float32_container(f)) {
+    return detail::decode_float32_fast(in, n, ~((std::uint32_t{1} << f.pad_bits) - 1), out);
   }
-  return nullptr;
+  return 0;
 }
 
 template <typename In>
@@ -77,18 +78,7 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
   }
   // The kernel needs no table, so it takes batches of any length; it leaves
   // the tail after its last whole vector, or everything where it declines.
-  std::size_t done = 0;
-  if (const Kernel<In> kernel = simd_kernel<In>(from)) done = kernel(bits.data(), bits.size(), out.data());
-  if constexpr (sizeof(In) == 4) {
-    if (float32_container(from)) {
-      const std::uint32_t code_bits = ~((std::uint32_t{1} << from.pad_bits) - 1);
-      for (std::size_t i = 0; i < bits.size(); ++i) {
-        const std::uint32_t b = bits[i] & code_bits;
-        out[i] = (b & 0x7FFFFFFFu) > 0x7F800000u ? decode_one(from, bits[i]) : std::bit_cast<float>(b);
-      }
-      return;
-    }
-  }
+  const std::size_t done = decode_with_kernel(from, bits.data(), bits.size(), out.data());
   if constexpr (sizeof(In) <= 2) {
     if (bits.size() - done >= kTableWorthIt << from.storage_bits) {
       const float* table = table_for(from).data();
@@ -107,7 +97,8 @@ bool detail::float32_holds(const Format& f) {
 }
 
 bool detail::decodes_without_table(const Format& f) {
-  return simd_kernel<std::uint16_t>(f) != nullptr || simd_kernel<std::uint8_t>(f) != nullptr || float32_container(f);
+  return same_encoding(f, formats::fp16) || same_encoding(f, formats::bf16) || small_float_decode(f).has_value() ||
+         float32_container(f);
 }
 
 void decode_batch(std::span<const std::uint8_t> bits, const Format& from, std::span<float> out) {

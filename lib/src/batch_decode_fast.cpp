@@ -1,4 +1,5 @@
-// The SIMD decode of fp16, bf16, E4M3 and E5M2 (see batch_decode_fast.hpp).
+// The SIMD decode of fp16, bf16, the 8-bit formats and float32 containers
+// (see batch_decode_fast.hpp).
 // The widenings are exact for every non-NaN code and keep a NaN's payload,
 // while the scalar decode gives every NaN code float32's canonical quiet
 // NaN with the code's sign; NaN lanes are rewritten to that.
@@ -9,6 +10,8 @@
 #define HWY_TARGET_INCLUDE "batch_decode_fast.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+
+#include <cmath>
 
 #include "batch_decode_fast.hpp"
 
@@ -44,45 +47,18 @@ std::size_t DecodeBf16(const std::uint16_t* in, std::size_t n, float* out) {
   return i;
 }
 
-// fp16 and the OCP FP8 formats, all through fp16 (vcvtph2ps), whose grid
-// holds every one of their values: E5M2 is fp16's top byte (same bias, two
-// mantissa bits), and E4M3's magnitude shifted into fp16's exponent and
-// mantissa fields is its value times 2^-8 in every binade, subnormals
-// included (fp16's bias is 8 more, and its subnormal range reaches 2^-8
-// times E4M3's); times 256, exact, it is the value. E4M3's NaN (magnitude
-// 0x7F, which would read as 1.875) is set apart; fp16's and E5M2's NaNs
-// are fp16 NaNs.
-enum class ViaFp16 { fp16, e5m2, e4m3 };
-
-template <ViaFp16 kFormat, typename Code>
-std::size_t DecodeViaFp16(const Code* in, std::size_t n, float* out) {
+// fp16 by vcvtph2ps, which AVX2 and above imply (F16C); NaN lanes made the
+// scalar decode's.
+std::size_t DecodeFp16(const std::uint16_t* in, std::size_t n, float* out) {
 #if HWY_TARGET <= HWY_AVX2
-  // AVX2 and above imply F16C: PromoteTo is vcvtph2ps.
   const D d;
   const DF df;
-  const D16 d16;
-  const hn::Rebind<Code, D> dc;
   const hn::Rebind<hwy::float16_t, D> dh;
-  const auto widen = [&](auto half) { return hn::PromoteTo(df, hn::BitCast(dh, half)); };
   const std::size_t lanes = hn::Lanes(d);
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto codes = hn::LoadU(dc, in + i);
-    if constexpr (kFormat == ViaFp16::fp16) {
-      hn::StoreU(hn::BitCast(df, CanonicalNaN(d, hn::BitCast(d, widen(codes)))), df, out + i);
-    } else if constexpr (kFormat == ViaFp16::e5m2) {
-      const auto half = hn::ShiftLeft<8>(hn::PromoteTo(d16, codes));
-      hn::StoreU(hn::BitCast(df, CanonicalNaN(d, hn::BitCast(d, widen(half)))), df, out + i);
-    } else {
-      const auto code16 = hn::PromoteTo(d16, codes);
-      const auto half = hn::Or(hn::ShiftLeft<8>(hn::And(code16, hn::Set(d16, 0x80))),
-                               hn::ShiftLeft<7>(hn::And(code16, hn::Set(d16, 0x7F))));
-      const auto value = hn::Mul(widen(half), hn::Set(df, 256.0f));
-      const V code32 = hn::PromoteTo(d, codes);
-      const auto nan = hn::And(code32, hn::Set(d, 0x7F)) == hn::Set(d, 0x7F);
-      const V nan_bits = hn::Or(hn::ShiftLeft<24>(hn::And(code32, hn::Set(d, 0x80))), hn::Set(d, 0x7FC00000u));
-      hn::StoreU(hn::BitCast(df, hn::IfThenElse(nan, nan_bits, hn::BitCast(d, value))), df, out + i);
-    }
+    const auto widened = hn::PromoteTo(df, hn::BitCast(dh, hn::LoadU(D16(), in + i)));
+    hn::StoreU(hn::BitCast(df, CanonicalNaN(d, hn::BitCast(d, widened))), df, out + i);
   }
   return i;
 #else
@@ -93,14 +69,56 @@ std::size_t DecodeViaFp16(const Code* in, std::size_t n, float* out) {
 #endif
 }
 
-std::size_t DecodeFp16(const std::uint16_t* in, std::size_t n, float* out) {
-  return DecodeViaFp16<ViaFp16::fp16>(in, n, out);
+// An 8-bit code by integer arithmetic on float32's fields (see
+// SmallFloatDecode): a normal code's magnitude moved into float32's
+// exponent and mantissa fields and rebiased, a subnormal's mantissa (an
+// integer, exact in float32) times the spacing of the lowest binade, a
+// power of two whose products are float32 normals. No table lookup and no
+// floating-point input that MXCSR's DAZ could flush.
+std::size_t DecodeSmallFloat(const SmallFloatDecode& k, const std::uint8_t* in, std::size_t n, float* out) {
+  const D d;
+  const DF df;
+  const hn::Rebind<std::int32_t, D> di;
+  const hn::Rebind<std::uint8_t, D> d8;
+  const V magnitude_mask = hn::Set(d, k.magnitude_mask);
+  const V sign_bit = hn::Set(d, k.sign_bit);
+  const V normal_offset = hn::Set(d, k.normal_offset);
+  const V inf_magnitude = hn::Set(d, k.inf_magnitude);
+  const V nan_above = hn::Set(d, k.nan_above);
+  const V infinity = hn::Set(d, 0x7F800000u);
+  const V quiet_nan = hn::Set(d, 0x7FC00000u);
+  const auto scale = hn::Set(df, k.subnormal_scale);
+  const int to_sign = static_cast<int>(k.sign_shift);
+  const int mantissa_bits = static_cast<int>(k.mantissa_bits);
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const V code = hn::PromoteTo(d, hn::LoadU(d8, in + i));
+    const V magnitude = hn::And(code, magnitude_mask);
+    const V normal = hn::ShiftLeftSame(magnitude, 23 - mantissa_bits) + normal_offset;
+    const V subnormal = hn::BitCast(d, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, magnitude)), scale));
+    V bits = hn::IfThenElse(hn::ShiftRightSame(magnitude, mantissa_bits) == hn::Zero(d), subnormal, normal);
+    bits = hn::IfThenElse(magnitude == inf_magnitude, infinity, bits);
+    bits = hn::IfThenElse(magnitude > nan_above, quiet_nan, bits);
+    if (k.negative_zero_is_nan) bits = hn::IfThenElse(code == sign_bit, quiet_nan, bits);
+    const V sign = hn::ShiftLeftSame(hn::And(code, sign_bit), to_sign);
+    hn::StoreU(hn::BitCast(df, hn::Or(bits, sign)), df, out + i);
+  }
+  return i;
 }
-std::size_t DecodeE4m3(const std::uint8_t* in, std::size_t n, float* out) {
-  return DecodeViaFp16<ViaFp16::e4m3>(in, n, out);
-}
-std::size_t DecodeE5m2(const std::uint8_t* in, std::size_t n, float* out) {
-  return DecodeViaFp16<ViaFp16::e5m2>(in, n, out);
+
+// tf32 and fp32 containers: the code's bits (padding cleared) are the
+// float32, every NaN made the scalar decode's.
+std::size_t DecodeFloat32(const std::uint32_t* in, std::size_t n, std::uint32_t code_mask, float* out) {
+  const D d;
+  const DF df;
+  const V mask = hn::Set(d, code_mask);
+  const std::size_t lanes = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(hn::BitCast(df, CanonicalNaN(d, hn::And(hn::LoadU(d, in + i), mask))), df, out + i);
+  }
+  return i;
 }
 
 }  // namespace HWY_NAMESPACE
@@ -112,8 +130,8 @@ namespace fmtcheck::detail {
 
 HWY_EXPORT(DecodeFp16);
 HWY_EXPORT(DecodeBf16);
-HWY_EXPORT(DecodeE4m3);
-HWY_EXPORT(DecodeE5m2);
+HWY_EXPORT(DecodeSmallFloat);
+HWY_EXPORT(DecodeFloat32);
 
 std::size_t decode_fp16_fast(const std::uint16_t* in, std::size_t n, float* out) {
   return HWY_DYNAMIC_DISPATCH(DecodeFp16)(in, n, out);
@@ -121,11 +139,38 @@ std::size_t decode_fp16_fast(const std::uint16_t* in, std::size_t n, float* out)
 std::size_t decode_bf16_fast(const std::uint16_t* in, std::size_t n, float* out) {
   return HWY_DYNAMIC_DISPATCH(DecodeBf16)(in, n, out);
 }
-std::size_t decode_e4m3_fast(const std::uint8_t* in, std::size_t n, float* out) {
-  return HWY_DYNAMIC_DISPATCH(DecodeE4m3)(in, n, out);
+std::size_t decode_small_float_fast(const SmallFloatDecode& k, const std::uint8_t* in, std::size_t n, float* out) {
+  return HWY_DYNAMIC_DISPATCH(DecodeSmallFloat)(k, in, n, out);
 }
-std::size_t decode_e5m2_fast(const std::uint8_t* in, std::size_t n, float* out) {
-  return HWY_DYNAMIC_DISPATCH(DecodeE5m2)(in, n, out);
+std::size_t decode_float32_fast(const std::uint32_t* in, std::size_t n, std::uint32_t code_mask, float* out) {
+  return HWY_DYNAMIC_DISPATCH(DecodeFloat32)(in, n, code_mask, out);
+}
+
+std::optional<SmallFloatDecode> small_float_decode(const Format& f) {
+  const int m = f.mantissa_bits;
+  // Every value a float32 and every subnormal's product a float32 normal:
+  // the lowest binade at or above float32's, the top at or below it.
+  if (f.storage_bits != 8 || f.pad_bits != 0 || !f.has_subnormals || f.exponent_bits < 1 || m > 7 ||
+      f.min_exponent() < -126 || f.min_exponent() - m < -126 || f.max_exponent() > 127) {
+    return std::nullopt;
+  }
+  SmallFloatDecode k;
+  k.magnitude_mask = static_cast<std::uint32_t>(f.magnitude_mask());
+  k.sign_bit = static_cast<std::uint32_t>(f.sign_bit());
+  k.sign_shift = static_cast<std::uint32_t>(31 - f.exponent_bits - m);
+  k.mantissa_bits = static_cast<std::uint32_t>(m);
+  k.normal_offset = static_cast<std::uint32_t>(127 - f.bias) << 23;
+  k.subnormal_scale = std::ldexp(1.0f, f.min_exponent() - m);
+  switch (f.specials) {
+    case Specials::ieee:
+      k.inf_magnitude = static_cast<std::uint32_t>(f.infinity_code());
+      k.nan_above = k.inf_magnitude;
+      break;
+    case Specials::fn: k.nan_above = k.magnitude_mask - 1; break;
+    case Specials::fnuz: k.negative_zero_is_nan = true; break;
+    case Specials::none: break;
+  }
+  return k;
 }
 
 }  // namespace fmtcheck::detail

@@ -151,6 +151,17 @@ void register_convert(const std::string& name, const Format* f, Policy policy) {
   })->Unit(benchmark::kMillisecond);
 }
 
+// decode/<format>: an 8-, 16- or 32-bit container -> float32.
+void register_decode(const std::string& name, const Format* f) {
+  benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& s) {
+    switch (f->storage_bits) {
+      case 8: return decode_from<std::uint8_t>(s, *f);
+      case 16: return decode_from<std::uint16_t>(s, *f);
+      default: return decode_from<std::uint32_t>(s, *f);
+    }
+  })->Unit(benchmark::kMillisecond);
+}
+
 // Formats are read when the benchmark runs, not at registration, so the
 // presets' static initialisation order does not matter.
 const bool registered = [] {
@@ -188,14 +199,13 @@ const bool registered = [] {
   register_convert("convert/e8m0/rup", &formats::e8m0, {.rounding = Rounding::rup});
   register_convert("convert/fp32/rne", &formats::fp32, {});
   register_convert("convert/fp64/rne", &formats::fp64, {});
-  benchmark::RegisterBenchmark("decode/fp16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::fp16); })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("decode/bf16", [](benchmark::State& s) { decode_from<std::uint16_t>(s, formats::bf16); })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("decode/e4m3", [](benchmark::State& s) { decode_from<std::uint8_t>(s, formats::e4m3); })
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("decode/e5m2", [](benchmark::State& s) { decode_from<std::uint8_t>(s, formats::e5m2); })
-      ->Unit(benchmark::kMillisecond);
+  // Every format decode_batch takes (float32 holds each of its values).
+  const std::pair<const char*, const Format*> decoded[] = {
+      {"fp16", &formats::fp16},   {"bf16", &formats::bf16},         {"e4m3", &formats::e4m3},
+      {"e5m2", &formats::e5m2},   {"e4m3fnuz", &formats::e4m3fnuz}, {"e5m2fnuz", &formats::e5m2fnuz},
+      {"e2m3", &formats::e2m3},   {"e3m2", &formats::e3m2},         {"e2m1", &formats::e2m1},
+      {"e8m0", &formats::e8m0},   {"tf32", &formats::tf32},         {"fp32", &formats::fp32}};
+  for (const auto& [format_name, f] : decoded) register_decode(std::string("decode/") + format_name, f);
   // Names are spelled out: the presets' names may not be constructed yet.
   const std::pair<const char*, const Format*> cores[] = {
       {"core/fp16/rne", &formats::fp16}, {"core/bf16/rne", &formats::bf16},

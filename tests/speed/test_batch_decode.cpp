@@ -1,16 +1,16 @@
 // Batch decoding (decode_batch) on every code of every 8- and 16-bit preset
-// and of tf32 (a stride of fp32's),
-// through the table path and the value-by-value path (fp16 and bf16: the
-// SIMD kernel and its value-by-value tail), against the scalar decode
-// (to_double, itself proven against NVIDIA, Eigen and ml_dtypes in the
-// oracle suites), and for fp16 and bf16 also against independent
-// definitions: the CPU's F16C conversion and bf16 being float32's top half
-// (E5M2 being fp16's top byte).
+// and of tf32 (a stride of fp32's), through the SIMD kernels (every target
+// the CPU runs), the table path and the value-by-value path, against the
+// scalar decode (to_double, itself proven against NVIDIA, Eigen and
+// ml_dtypes in the oracle suites), and for fp16, bf16 and E5M2 also against
+// independent definitions: the CPU's F16C conversion, bf16 being float32's
+// top half and E5M2 fp16's top byte.
 #include <doctest/doctest.h>
 #include <immintrin.h>
 
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -66,7 +66,7 @@ TEST_CASE("decode_batch == the scalar decode on every code of every 8- and 16-bi
   for (const Format& f : preset_formats()) {
     if (f.storage_bits > 16) continue;
     CAPTURE(f.name);
-    for (const int rounds : {1, 4}) {  // value by value, then the table (fp16, bf16: the kernel both times)
+    for (const int rounds : {1, 4}) {  // value by value, then the table (formats with a kernel: it both times)
       for (const std::size_t skip : {0, 3}) {
         CAPTURE(rounds);
         CAPTURE(skip);
@@ -120,16 +120,21 @@ TEST_CASE("decode_batch of fp16 and bf16 == F16C and float32's top half, every n
   if (!have_f16c) MESSAGE("SKIPPED: this CPU has no F16C; fp16 checked against the scalar decode only");
 }
 
-// decode_batch hands fp16, bf16, E4M3 and E5M2 to these kernels; here they
-// must decode every code of a long batch themselves, on each SIMD target
+// decode_batch hands these formats to the kernels; here the kernels must
+// decode every code of a long batch themselves, on each SIMD target
 // Highway compiled that the CPU runs (picked with SetSupportedTargetsForTest):
-// bf16 on every one, the three through fp16's vcvtph2ps on AVX2 and above
-// (which imply F16C), none below, where decode_batch takes their tables.
-TEST_CASE("the SIMD kernels decode every fp16 / bf16 / E4M3 / E5M2 code of a long batch, every target") {
+// bf16, tf32, fp32 and the 8-bit formats on every one, fp16 (vcvtph2ps)
+// on AVX2 and above, which imply F16C, and none below, where decode_batch
+// takes its table.
+TEST_CASE("the SIMD kernels decode every code of a long batch themselves, every target") {
   const std::vector<std::uint16_t> codes = every_code<std::uint16_t>(formats::fp16, 4);
   const std::vector<std::uint8_t> bytes = every_code<std::uint8_t>(formats::e4m3, 4);
-  std::vector<float> out(codes.size());
-  std::vector<float> fp8(bytes.size());
+  std::vector<std::uint32_t> words;  // every tf32 code, then fp32 patterns around the specials and zero
+  for (std::uint32_t code = 0; code < (1u << 19); ++code) words.push_back(code << 13);
+  for (const std::uint32_t centre : {0x7F800000u, 0xFF800000u, 0x00000000u, 0x80000000u}) {
+    for (std::uint32_t d = 0; d < 4096; ++d) words.push_back(centre - 2048 + d);
+  }
+  std::vector<float> out(std::max(codes.size(), words.size()));
   hwy::SetSupportedTargetsForTest(0);
   const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
   for (const std::int64_t target : targets) {
@@ -138,15 +143,23 @@ TEST_CASE("the SIMD kernels decode every fp16 / bf16 / E4M3 / E5M2 code of a lon
     hwy::SetSupportedTargetsForTest(target);
     CHECK(detail::decode_bf16_fast(codes.data(), codes.size(), out.data()) == codes.size());
     CHECK(wrong_values<std::uint16_t>(formats::bf16, out, codes) == 0);
-    const bool via_fp16 = target <= HWY_AVX2;  // lower bits are the better targets
-    const std::size_t whole = via_fp16 ? codes.size() : 0;
-    const std::size_t whole_fp8 = via_fp16 ? bytes.size() : 0;
-    CHECK(detail::decode_fp16_fast(codes.data(), codes.size(), out.data()) == whole);
-    if (via_fp16) CHECK(wrong_values<std::uint16_t>(formats::fp16, out, codes) == 0);
-    CHECK(detail::decode_e4m3_fast(bytes.data(), bytes.size(), fp8.data()) == whole_fp8);
-    if (via_fp16) CHECK(wrong_values<std::uint8_t>(formats::e4m3, fp8, bytes) == 0);
-    CHECK(detail::decode_e5m2_fast(bytes.data(), bytes.size(), fp8.data()) == whole_fp8);
-    if (via_fp16) CHECK(wrong_values<std::uint8_t>(formats::e5m2, fp8, bytes) == 0);
+    const bool f16c = target <= HWY_AVX2;  // lower bits are the better targets
+    CHECK(detail::decode_fp16_fast(codes.data(), codes.size(), out.data()) == (f16c ? codes.size() : 0));
+    if (f16c) CHECK(wrong_values<std::uint16_t>(formats::fp16, out, codes) == 0);
+    for (const Format& f : preset_formats()) {
+      CAPTURE(f.name);
+      const auto k = detail::small_float_decode(f);
+      // Every 8-bit preset but E8M0, whose lowest binade lies below float32's normals.
+      CHECK(k.has_value() == (f.storage_bits == 8 && f.has_subnormals));
+      if (!k) continue;
+      CHECK(detail::decode_small_float_fast(*k, bytes.data(), bytes.size(), out.data()) == bytes.size());
+      CHECK(wrong_values<std::uint8_t>(f, std::span<const float>(out).first(bytes.size()), bytes) == 0);
+    }
+    for (const auto& [f, mask] : {std::pair{&formats::tf32, 0xFFFFE000u}, std::pair{&formats::fp32, ~0u}}) {
+      CAPTURE(f->name);
+      CHECK(detail::decode_float32_fast(words.data(), words.size(), mask, out.data()) == words.size());
+      CHECK(wrong_values<std::uint32_t>(*f, out, words) == 0);
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
   MESSAGE(targets.size() << " targets run");
@@ -188,12 +201,16 @@ void check_under_mxcsr(const Format& a, const Format& b) {
 }
 
 // vcvtph2ps does not read MXCSR.RC, and the kernels' other steps are integer
-// ones but one: E4M3's multiplication by 256 in float32, which is exact
-// with no float32 subnormal operand or result. So neither the mode nor
-// FTZ/DAZ may change a result (fp16's and bf16's subnormals included).
-TEST_CASE("decode_batch of every fp16 / bf16 / e4m3 / e5m2 code under MXCSR round-toward-zero, FTZ and DAZ") {
+// ones but two in the 8-bit kernel: a subnormal's mantissa converted to
+// float32 and multiplied by a power of two, both exact with no float32
+// subnormal operand or result. So neither the mode nor FTZ/DAZ may change
+// a result (fp16's and bf16's subnormals included).
+TEST_CASE("decode_batch of every 8- and 16-bit preset's codes under MXCSR round-toward-zero, FTZ and DAZ") {
   check_under_mxcsr<std::uint16_t>(formats::fp16, formats::bf16);
   check_under_mxcsr<std::uint8_t>(formats::e4m3, formats::e5m2);
+  check_under_mxcsr<std::uint8_t>(formats::e4m3fnuz, formats::e5m2fnuz);
+  check_under_mxcsr<std::uint8_t>(formats::e2m3, formats::e3m2);
+  check_under_mxcsr<std::uint8_t>(formats::e2m1, formats::e8m0);
 }
 
 TEST_CASE("decode_batch of the 32-bit presets and bad calls") {
