@@ -22,27 +22,35 @@
 
 namespace fmtcheck::detail {
 
-// Values the core takes a run at a time where they share a binade.
+// Values the core takes a run at a time where they round alike.
 inline constexpr std::size_t kCoreRun = 64;
+inline constexpr int kCoreRunBits = 6;  // log2(kCoreRun)
+static_assert(std::size_t{1} << kCoreRunBits == kCoreRun);
 
-// The result the Rounder shares among the kCoreRun values at `in`, when
-// they lie in one binade of normal float32 numbers (one sign and exponent
-// field, neither 0 nor 255) that it shares one result for: far below the
-// format's subnormals or beyond its range (Rounder::shared_result). Null
-// otherwise. Inputs in order, as a sweep's are, lie mostly in such runs for
-// the 8-bit formats and fp16. The first value decides most runs: formats
-// with float32's range (bf16, E8M0) share no binade of normal numbers, and
-// random data leaves the first's binade at once.
-inline const Conversion* shared_by_run(const Rounder& round, const float* in) {
-  const std::uint32_t top = std::bit_cast<std::uint32_t>(in[0]) >> 23;  // sign and exponent field
-  const std::uint32_t field = top & 0xFF;
-  if (field == 0 || field == 0xFF) return nullptr;
-  const Conversion* shared = round.shared_result(unpack(in[0]));
-  if (shared == nullptr) return nullptr;
-  for (std::size_t i = 1; i < kCoreRun; ++i) {
-    if (std::bit_cast<std::uint32_t>(in[i]) >> 23 != top) return nullptr;
+// Whether the Rounder gives each of the kCoreRun values at `in` the result
+// of the first, `first` (in[0] unpacked): they lie in one binade of normal
+// float32 numbers (one sign and exponent field, neither 0 nor 255) and
+// either the Rounder shares one result for that binade (far below the
+// format's subnormals or beyond its range: Rounder::shared_result), or
+// they differ only in their last kCoreRunBits mantissa bits, which it says
+// decide nothing (Rounder::shares_low_bits: below the rounding position,
+// on one side of half). In a float32 unpacked, those bits are the
+// significand's lowest 40 + kCoreRunBits. Inputs in order, as a sweep's
+// are, lie mostly in such runs; random data leaves the first value's
+// binade at once, so the first comparison decides most of its runs.
+inline bool run_rounds_alike(const Rounder& round, const Unpacked& first, const float* in) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(in[0]);
+  const std::uint32_t field = (bits >> 23) & 0xFF;
+  if (field == 0 || field == 0xFF) return false;
+  int same_above = 23;  // sign and exponent field
+  if (round.shared_result(first) == nullptr) {
+    if (!round.shares_low_bits(first, 40 + kCoreRunBits)) return false;
+    same_above = kCoreRunBits;
   }
-  return shared;
+  for (std::size_t i = 1; i < kCoreRun; ++i) {
+    if (std::bit_cast<std::uint32_t>(in[i]) >> same_above != bits >> same_above) return false;
+  }
+  return true;
 }
 
 // The core, value by value: every pair the kernel does not serve, and every
@@ -54,8 +62,9 @@ void convert_with_core(const Format& f, const Policy& p, const float* in, std::s
   if (n == 0) return;  // a kernel's usual empty remainder: no Rounder to derive
   const Rounder round(f, p);
   const bool stochastic = p.rounding == Rounding::sr;
+  const auto random_bits = [&](std::size_t i) { return stochastic ? draw(i) : p.random_bits; };
   const auto convert = [&](std::size_t i) {
-    const Conversion c = round(unpack(in[i]), stochastic ? draw(i) : p.random_bits);
+    const Conversion c = round(unpack(in[i]), random_bits(i));
     out[i] = static_cast<Out>(c.bits);
     return c.flags;
   };
@@ -71,11 +80,15 @@ void convert_with_core(const Format& f, const Policy& p, const float* in, std::s
   std::array<std::uint64_t, std::size_t{1} << flag_count> by_flags{};
   std::size_t i = 0;
   for (; i + kCoreRun <= n; i += kCoreRun) {
-    if (const Conversion* shared = shared_by_run(round, in + i)) {
-      std::fill_n(out + i, kCoreRun, static_cast<Out>(shared->bits));
-      by_flags[shared->flags.bits()] += kCoreRun;
+    const Unpacked first = unpack(in[i]);
+    const Conversion c = round(first, random_bits(i));
+    if (run_rounds_alike(round, first, in + i)) {
+      std::fill_n(out + i, kCoreRun, static_cast<Out>(c.bits));
+      by_flags[c.flags.bits()] += kCoreRun;
     } else {
-      for (std::size_t j = i; j < i + kCoreRun; ++j) ++by_flags[convert(j).bits()];
+      out[i] = static_cast<Out>(c.bits);
+      ++by_flags[c.flags.bits()];
+      for (std::size_t j = i + 1; j < i + kCoreRun; ++j) ++by_flags[convert(j).bits()];
     }
   }
   for (; i < n; ++i) ++by_flags[convert(i).bits()];

@@ -252,19 +252,39 @@ Conversion Rounder::operator()(const Unpacked& x, std::uint32_t random_bits) con
 
 // The branches of operator() that return a shared result, and no others.
 const Conversion* Rounder::shared_result(const Unpacked& x) const {
-  if (!takes_finite(x)) return nullptr;
+  if (!takes_finite(x)) {
+    // Every negative value an unsigned format cannot take gives one result.
+    const bool refused_negative = x.kind == Unpacked::Kind::finite && x.sign && !format_->is_signed &&
+                                  !(x.source_subnormal && policy_->flush_inputs());
+    return refused_negative && ranges_shared_ ? &negative_ : nullptr;
+  }
   if (x.exponent < far_below_exponent_) return &far_below_[x.sign];
-  if (x.exponent > max_exponent_ && shared_overflow_) return &overflow_[x.sign];
+  if (x.exponent > max_exponent_ && ranges_shared_) return &overflow_[x.sign];
   return nullptr;
 }
 
+bool Rounder::shares_low_bits(const Unpacked& x, int free_bits) const {
+  if (!takes_finite(x) || policy_->rounding == Rounding::sr) return false;
+  if (x.exponent < min_exponent_ || x.exponent > max_exponent_) return false;
+  if (free_bits < 0 || free_bits >= shift_) return false;  // the kept bits would vary too
+  const std::uint64_t discarded = x.significand & ((std::uint64_t{1} << shift_) - 1);
+  const std::uint64_t fixed = discarded >> free_bits;
+  const std::uint64_t half = (std::uint64_t{1} << (shift_ - 1)) >> free_bits;
+  return fixed != 0 && fixed != half;
+}
+
 Conversion Rounder::overflow(bool sign) const {
-  return shared_overflow_ ? overflow_[sign] : overflow_result(*this, sign);
+  return ranges_shared_ ? overflow_[sign] : overflow_result(*this, sign);
 }
 
 void Rounder::share_ranges() {
   for (const bool sign : {false, true}) overflow_[sign] = overflow_result(*this, sign);
-  shared_overflow_ = true;
+  Unpacked negative;  // any negative value, into an unsigned format
+  negative.kind = Unpacked::Kind::finite;
+  negative.sign = true;
+  negative.significand = std::uint64_t{1} << 63;
+  if (!format_->is_signed) negative_ = round_special(*this, negative);
+  ranges_shared_ = true;
   // A value below 2^(emin - m - 1), half the smallest subnormal (exponent
   // at most emin - m - 2), keeps nothing: round_below truncates it to code
   // 0 with a tail below half, whatever its significand, and it is tiny

@@ -10,12 +10,15 @@
 // re-deriving the plan 2^24 times. The core runs once per value through a
 // Rounder, as the batch fallback does, with each input unpacked once for all
 // the pairs of its container width; every target is compared with that one
-// result. A group whose values the Rounder gives one shared result (a
-// binade beyond the format's range or far below its subnormals:
-// Rounder::shared_result) is compared with that result in every value,
-// without asking the core 256 times: most float32 inputs lie there for the
-// 8-bit formats. Under stochastic rounding input i (its bits) sits at
-// position i of one RandomStream, whose draw(i) the core takes.
+// result. A group whose values the Rounder says round alike (a binade
+// beyond the format's range, far below its subnormals or negative into an
+// unsigned format: Rounder::shared_result; or values inside the binades
+// whose last 8 mantissa bits lie below the rounding position and on one
+// side of half: Rounder::shares_low_bits) is compared with the first
+// value's result in every value, without asking the core 256 times: most
+// float32 inputs lie in such groups in every deterministic mode. Under
+// stochastic rounding input i (its bits) sits at position i of one
+// RandomStream, whose draw(i) the core takes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -42,6 +45,9 @@ using namespace fmtcheck;
 // Values per kernel call: each call costs about as much as converting 64
 // values, so smaller groups would make the kernel, not the core, the cost.
 constexpr std::uint32_t kGroup = 256;
+// The significand bits a group's values differ in: a float32's 23 mantissa
+// bits sit above 40 zero bits in an Unpacked, and a group frees the last 8.
+constexpr int kGroupFreeBits = 40 + 8;
 constexpr std::uint32_t kBlock = 256;  // inputs per step of one thread: 8 KiB unpacked
 constexpr std::uint64_t kSeed = 0x5EED2026;
 
@@ -125,8 +131,10 @@ std::int64_t targets_differing(const std::vector<detail::KernelTarget>& targets,
 // of normal numbers: its kGroup patterns differ only in the last mantissa
 // bits, so they share sign and exponent field, and the field is neither
 // 0 (zeros and subnormals, each of its own binade) nor 255 (infinities and
-// NaNs). Where the Rounder shares one result among all such values, the
-// core's result for each of them is that one (Rounder::shared_result).
+// NaNs). Where the Rounder shares one result among all such values
+// (Rounder::shared_result), or says that the last kGroupFreeBits bits of
+// their significands decide nothing (Rounder::shares_low_bits), the core's
+// result for each of them is the first one's.
 bool one_binade(std::uint64_t first_input) {
   static_assert((1u << 23) % kGroup == 0, "a group must not cross an exponent field");
   const auto field = static_cast<std::uint32_t>(first_input >> 23) & 0xFF;
@@ -162,17 +170,19 @@ std::vector<Mismatches> check_groups(const Pass& pass, const std::vector<detail:
         const std::uint64_t first_input = (block + g) * kGroup;
         std::array<Out, kGroup> core_bits;
         Packed core_counts = 0;
-        const Conversion* shared = one_binade(first_input) ? rounders[k].shared_result(unpacked[g * kGroup]) : nullptr;
-        if (shared != nullptr) {
-          core_bits.fill(static_cast<Out>(shared->bits));
-          core_counts = table[shared->flags.bits()] * kGroup;
-        } else {
-          for (std::uint32_t i = 0; i < kGroup; ++i) {
-            const std::uint32_t random_bits = stochastic ? RandomStream{kSeed, 0}.draw(first_input + i) : 0;
-            const Conversion c = rounders[k](unpacked[g * kGroup + i], random_bits);
-            core_bits[i] = static_cast<Out>(c.bits);
-            core_counts += table[c.flags.bits()];
-          }
+        const Rounder& round = rounders[k];
+        const Unpacked& first = unpacked[g * kGroup];
+        const bool alike = one_binade(first_input) &&
+                           (round.shared_result(first) != nullptr || round.shares_low_bits(first, kGroupFreeBits));
+        for (std::uint32_t i = 0; i < (alike ? 1 : kGroup); ++i) {
+          const std::uint32_t random_bits = stochastic ? RandomStream{kSeed, 0}.draw(first_input + i) : 0;
+          const Conversion c = round(unpacked[g * kGroup + i], random_bits);
+          core_bits[i] = static_cast<Out>(c.bits);
+          core_counts += table[c.flags.bits()];
+        }
+        if (alike) {
+          std::fill(core_bits.begin() + 1, core_bits.end(), core_bits[0]);
+          core_counts *= kGroup;
         }
         const RandomStream stream{kSeed, first_input};
         const std::int64_t differing = targets_differing(targets, plan, float32_routes[k], &in[g * kGroup],

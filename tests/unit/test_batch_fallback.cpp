@@ -26,13 +26,28 @@ std::vector<float> stride_inputs(std::size_t n) {
   return v;
 }
 
-// Consecutive bit patterns across binade boundaries, as a sweep gives
-// them: 200 from 100 below the start of each of these exponent fields, both
-// signs. A long batch takes runs of 64 values at once where they share a
-// binade whose result the core shares (beyond the range, far below the
-// subnormals); runs across a boundary, or across two spans, must not.
+// Consecutive bit patterns as a sweep gives them, in two parts. First,
+// runs aligned as a sweep's (64-value runs starting at a multiple of 64),
+// 512 patterns from each of these mantissas, in two binades, both signs:
+// from 0 (the run holding the exact value), and just below the half-ulp
+// pattern of fp16 and tf32 (0x1000), of bf16 (0x8000) and of E8M0
+// (0x400000), so that runs holding the tie, runs on either side and runs
+// crossing into the next code all occur. A long batch takes a run at once
+// where its last 6 mantissa bits decide nothing (Rounder::shares_low_bits).
+// Then 200 from 100 below the start of each of these exponent fields, both
+// signs, unaligned: runs share a binade whose result the core shares
+// (beyond the range, far below the subnormals); runs across a boundary, or
+// across two spans, must not.
 std::vector<float> run_inputs() {
   std::vector<float> v;
+  for (const std::uint32_t sign : {0u, 0x80000000u}) {
+    for (const std::uint32_t field : {127u, 142u}) {
+      for (const std::uint32_t mantissa : {0u, 0xF00u, 0x7F00u, 0x3FFF00u}) {
+        const std::uint32_t start = sign | field << 23 | mantissa;
+        for (std::uint32_t i = 0; i < 512; ++i) v.push_back(std::bit_cast<float>(start + i));
+      }
+    }
+  }
   for (const std::uint32_t sign : {0u, 0x80000000u}) {
     for (const std::uint32_t field : {1, 2, 60, 100, 110, 112, 113, 120, 127, 135, 142, 143, 144, 150, 200, 254, 255}) {
       const std::uint32_t start = sign | field << 23;
@@ -76,6 +91,7 @@ TEST_CASE("convert_batch through the core: bits and flag counts == the core valu
   check_pair<std::uint8_t>(formats::e5m2, Policy{.rounding = Rounding::sr, .random_bits = 0xFF, .random_bit_count = 8});
   check_pair<std::uint16_t>(formats::bf16, Policy{.nan = NanConvention::canonical});
   check_pair<std::uint16_t>(formats::fp16, Policy{.subnormals = Subnormals::ftz_daz, .tininess = Tininess::before});
+  check_pair<std::uint32_t>(formats::tf32, Policy{.rounding = Rounding::rup, .overflow = Overflow::sat});
   check_pair<std::uint32_t>(formats::fp32, Policy{.subnormals = Subnormals::ftz});
   check_pair<std::uint64_t>(formats::fp64, Policy{.subnormals = Subnormals::daz});
 }

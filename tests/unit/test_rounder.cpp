@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <random>
 #include <type_traits>
 
 #include "fmtcheck/format.hpp"
@@ -163,7 +164,102 @@ TEST_CASE("shared_result: none where values round one by one") {
   CHECK(sr.shared_result(unpack(0x1p20f)) != nullptr);
   CHECK(sr(unpack(0x1.fffffep-42f), 0xFFFFFFFFu).bits == 0x00);
   CHECK(sr(unpack(0x1p-41f), 0xFFFFFFFFu).bits == 0x01);
-  // An unsigned format takes no negative value: round_special, not shared.
+  // An unsigned format takes no negative value: every one gives NaN and
+  // invalid (round_special), shared; zero is a special case of its own.
   const Rounder e8m0(formats::e8m0, rne);
-  CHECK(e8m0.shared_result(unpack(-0x1p100f)) == nullptr);
+  REQUIRE(e8m0.shared_result(unpack(-0x1p100f)) != nullptr);
+  CHECK(*e8m0.shared_result(unpack(-0x1p100f)) == round_to_format(unpack(-0x1.8p-3f), formats::e8m0, rne));
+  CHECK(e8m0.shared_result(unpack(-0x1p100f))->flags == (Flags(Flag::invalid) | Flag::nan_produced));
+  CHECK(e8m0.shared_result(unpack(-0.0f)) == nullptr);
+}
+
+// shares_low_bits says which runs of values round alike inside the binades;
+// the exhaustive proof and the batch fallback then round only a run's
+// first value. Checked for every preset under every mode and the other
+// policy axes, in every binade of the format and one beyond each end, for
+// runs freeing the low 6 or 8 bits of a float32 mantissa (the fallback's
+// and the proof's runs) and wider ones: wherever it says yes, the run's
+// extreme members (free bits and sticky all clear, all set) and random
+// ones round to the first value's result, by operator() and by
+// round_to_format alone. The discarded bits above the free ones are set
+// to the patterns where the answer changes (all zero, half's, one either
+// side) and to random ones.
+TEST_CASE("shares_low_bits: every value of a run it names rounds to the run's first result") {
+  const Policy policies[] = {
+      Policy{},
+      Policy{.rounding = Rounding::rna},
+      Policy{.rounding = Rounding::rtz},
+      Policy{.rounding = Rounding::rup},
+      Policy{.rounding = Rounding::rdn},
+      Policy{.rounding = Rounding::rto},
+      Policy{.rounding = Rounding::sr, .random_bits = 0x80000000u, .random_bit_count = 32},
+      Policy{.overflow = Overflow::sat},
+      Policy{.subnormals = Subnormals::ftz},
+      Policy{.subnormals = Subnormals::daz},
+      Policy{.tininess = Tininess::before},
+      Policy{.nan = NanConvention::cuda},
+  };
+  std::mt19937_64 rng(2026);
+  long shared_runs = 0;
+  for (const Format& f : preset_formats()) {
+    const int shift = 63 - f.mantissa_bits;  // discarded significand bits inside the binades
+    for (const Policy& p : policies) {
+      const Rounder round(f, p);
+      for (const int free_bits : {46, 48, shift - 3, shift / 2}) {
+        if (free_bits < 1 || free_bits >= shift) continue;
+        const std::uint64_t free_mask = (std::uint64_t{1} << free_bits) - 1;
+        const std::uint64_t half = std::uint64_t{1} << (shift - 1);
+        const std::uint64_t step = std::uint64_t{1} << free_bits;  // one unit of the fixed discarded bits
+        for (int e = f.min_exponent() - 1; e <= f.max_exponent() + 1; ++e) {
+          for (const bool sign : {false, true}) {
+            for (int trial = 0; trial < 12; ++trial) {
+              const std::uint64_t kept = (std::uint64_t{1} << 63) | (rng() & ~((std::uint64_t{1} << shift) - 1));
+              const std::uint64_t fixed_patterns[] = {0, step, half, half - step, half + step, (half << 1) - step};
+              const std::uint64_t discarded =
+                  trial < 6 ? fixed_patterns[trial] : rng() & ((std::uint64_t{1} << shift) - 1) & ~free_mask;
+              Unpacked x;
+              x.kind = Unpacked::Kind::finite;
+              x.sign = sign;
+              x.exponent = e;
+              x.significand = kept | (discarded & ~free_mask);
+              if (!round.shares_low_bits(x, free_bits)) continue;
+              ++shared_runs;
+              CAPTURE(f.name);
+              CAPTURE(describe(p));
+              CAPTURE(e);
+              CAPTURE(free_bits);
+              CAPTURE(x.significand);
+              CHECK(p.rounding != Rounding::sr);
+              CHECK(e >= f.min_exponent());
+              CHECK(e <= f.max_exponent());
+              const Conversion first = round(x);
+              for (int member = 0; member < 4; ++member) {
+                Unpacked y = x;
+                const std::uint64_t low = member == 0 ? 0 : member == 1 ? free_mask : rng() & free_mask;
+                y.significand = x.significand | low;
+                y.sticky = member == 1 || (member == 3 && (rng() & 1) != 0);
+                CHECK(round(y) == first);
+                CHECK(round_to_format(y, f, p) == first);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(shared_runs > 10000);
+  // Where it must say no: a run that holds the tie (half or above half),
+  // one that holds the exact value (exact or below), a value beyond the
+  // binades, and stochastic rounding, whose draw differs per value.
+  const Policy rne;
+  const Rounder bf16(formats::bf16, rne);
+  CHECK(bf16.shares_low_bits(unpack(0x1.0246p0f), 46));  // discarded 0x4600: below half all along
+  CHECK(!bf16.shares_low_bits(unpack(std::bit_cast<float>(0x3F808000u)), 46));  // 1 + 2^-8, the tie, and above
+  CHECK(!bf16.shares_low_bits(unpack(std::bit_cast<float>(0x3F800020u)), 46));  // 1 exactly, and below
+  CHECK(bf16.shares_low_bits(unpack(std::bit_cast<float>(0x3F800040u)), 46));   // the next run: below half
+  const Rounder e4m3(formats::e4m3, rne);
+  CHECK(!e4m3.shares_low_bits(unpack(0x1.1p20f), 46));  // beyond the range (shared_result's)
+  const Policy stochastic{.rounding = Rounding::sr, .random_bit_count = 8};
+  const Rounder sr(formats::bf16, stochastic);
+  CHECK(!sr.shares_low_bits(unpack(0x1.0246p0f), 46));
 }

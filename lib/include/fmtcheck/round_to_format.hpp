@@ -42,11 +42,24 @@ class Rounder {
 
   // The result this Rounder shares among every value with x's kind, sign,
   // exponent and source_subnormal flag, whatever its significand and
-  // sticky bit: the far-below or overflow result of x's sign, the ones
-  // operator() returns without rounding. Null where it rounds such values
-  // one by one. A caller with a whole binade of inputs (an exhaustive test
+  // sticky bit: the far-below or overflow result of x's sign, or an
+  // unsigned format's result for a negative value, the ones operator()
+  // returns without rounding. Null where it rounds such values one by one. A caller with a whole binade of inputs (an exhaustive test
   // walking float32 bit patterns in order) asks once for all of them.
   [[nodiscard]] const Conversion* shared_result(const Unpacked& x) const;
+
+  // Whether every value with x's kind, sign, exponent and source_subnormal
+  // flag whose significand differs from x's only in its lowest free_bits
+  // bits (its sticky bit too) gets x's result, for a value inside the
+  // format's binades in a deterministic mode: those bits lie below the
+  // rounding position and the fixed discarded bits above them are neither
+  // all zero (exact or below half) nor half's pattern (half or above), so
+  // every such value keeps the same code and falls on the same side of
+  // half. False wherever that does not hold or the value is not rounded
+  // inside the binades (shared_result covers the ranges beyond). A caller
+  // with a run of such values (consecutive float32 bit patterns) rounds
+  // the first and takes its result for all of them.
+  [[nodiscard]] bool shares_low_bits(const Unpacked& x, int free_bits) const;
 
   [[nodiscard]] const Format& format() const { return *format_; }
   [[nodiscard]] const Policy& policy() const { return *policy_; }
@@ -95,12 +108,14 @@ class Rounder {
   int shift_;
   std::uint64_t code_offset_;
   // The shared results, by sign: values with an exponent below
-  // far_below_exponent_ give far_below_ (none while it is INT_MIN), and
-  // overflows give overflow_ when shared_overflow_.
+  // far_below_exponent_ give far_below_ (none while it is INT_MIN);
+  // overflows give overflow_, and negative values into an unsigned format
+  // negative_, when ranges_shared_ (share_ranges has run).
   int far_below_exponent_ = std::numeric_limits<int>::min();
-  bool shared_overflow_ = false;
+  bool ranges_shared_ = false;
   Conversion far_below_[2];
   Conversion overflow_[2];
+  Conversion negative_;
 };
 
 // Rounds x to f under policy p. Every conversion and every arithmetic result
