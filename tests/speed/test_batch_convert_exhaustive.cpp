@@ -1,8 +1,8 @@
 // The SIMD batch conversion against the core, on every float32 input, for
 // every (format, policy) the kernel serves, on every SIMD target it is
 // compiled for that the CPU runs (AVX-512 and AVX2): the bits of each
-// value and the flag counts of each group of 256 values (sixteen AVX-512
-// vectors, 32 AVX2 ones), so a wrong flag cannot hide behind a right one
+// value and the flag counts of each group of 512 values (32 AVX-512
+// vectors, 64 AVX2 ones), so a wrong flag cannot hide behind a right one
 // elsewhere in the tensor.
 //
 // The kernel is called through its internal per-target entry points with the
@@ -13,9 +13,9 @@
 // result. A group whose values the Rounder says round alike (a binade
 // beyond the format's range, far below its subnormals or negative into an
 // unsigned format: Rounder::shared_result; or values inside the binades
-// whose last 8 mantissa bits lie below the rounding position and on one
+// whose last 9 mantissa bits lie below the rounding position and on one
 // side of half: Rounder::shares_low_bits) is compared with the first
-// value's result in every value, without asking the core 256 times: most
+// value's result in every value, without asking the core 512 times: most
 // float32 inputs lie in such groups in every deterministic mode. Under
 // stochastic rounding input i (its bits) sits at position i of one
 // RandomStream, whose draw(i) the core takes.
@@ -43,19 +43,21 @@ namespace {
 using namespace fmtcheck;
 
 // Values per kernel call: each call costs about as much as converting 64
-// values, so smaller groups would make the kernel, not the core, the cost.
-constexpr std::uint32_t kGroup = 256;
+// values, and with most groups rounded alike the kernel, not the core, is
+// the cost (groups of 256 took the proof 528 s, of 512 353 s, of 1024
+// 338 s, session 12).
+constexpr std::uint32_t kGroup = 512;
 // The significand bits a group's values differ in: a float32's 23 mantissa
-// bits sit above 40 zero bits in an Unpacked, and a group frees the last 8.
-constexpr int kGroupFreeBits = 40 + 8;
-constexpr std::uint32_t kBlock = 256;  // inputs per step of one thread: 8 KiB unpacked
+// bits sit above 40 zero bits in an Unpacked, and a group frees the last 9.
+constexpr int kGroupFreeBits = 40 + 9;
+constexpr std::uint32_t kBlock = 512;  // inputs per step of one thread: 12 KiB unpacked
 constexpr std::uint64_t kSeed = 0x5EED2026;
 
 __extension__ typedef unsigned __int128 Packed;
-constexpr int kFieldBits = 9;
+constexpr int kFieldBits = 10;
 static_assert(kGroup < (1u << kFieldBits) && flag_count * kFieldBits <= 128, "a group's counts must fit");
 
-// A group's ten flag counts (each at most 256) in 9-bit fields of one
+// A group's ten flag counts (each at most 512) in 10-bit fields of one
 // 128-bit word: the core's side adds one table entry per value instead of
 // ten counters.
 Packed packed(const FlagCounts& counts) {
