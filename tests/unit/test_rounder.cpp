@@ -94,6 +94,26 @@ TEST_CASE("values far below the subnormals and beyond the range: a Rounder's sha
   CHECK(both(formats::fp16, Policy{.rounding = Rounding::rup}, 1e6f) == Conversion{0x7c00, overflowed});
 }
 
+// Every mode and each other policy axis away from the default, for the
+// checks of the results a Rounder shares.
+const Policy kPolicies[] = {
+    Policy{},
+    Policy{.rounding = Rounding::rna},
+    Policy{.rounding = Rounding::rtz},
+    Policy{.rounding = Rounding::rup},
+    Policy{.rounding = Rounding::rdn},
+    Policy{.rounding = Rounding::rto},
+    // The largest draws: the likeliest to round a tiny value up.
+    Policy{.rounding = Rounding::sr, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
+    Policy{.rounding = Rounding::sr, .random_bits = 0xFFu, .random_bit_count = 8},
+    Policy{.rounding = Rounding::sr, .random_bits = 1, .random_bit_count = 1},
+    Policy{.overflow = Overflow::sat},
+    Policy{.subnormals = Subnormals::ftz},
+    Policy{.subnormals = Subnormals::daz},
+    Policy{.tininess = Tininess::before},
+    Policy{.nan = NanConvention::cuda},
+};
+
 // shared_result names the result operator() gives a whole binade without
 // rounding, which the exhaustive proof of the batch kernel and the batch
 // fallback take for every value of such a binade. Checked in every float32
@@ -102,27 +122,10 @@ TEST_CASE("values far below the subnormals and beyond the range: a Rounder's sha
 // other policy axes, against operator() and against round_to_format, which
 // rounds each value alone.
 TEST_CASE("shared_result is operator()'s result for every value of its binade") {
-  const Policy policies[] = {
-      Policy{},
-      Policy{.rounding = Rounding::rna},
-      Policy{.rounding = Rounding::rtz},
-      Policy{.rounding = Rounding::rup},
-      Policy{.rounding = Rounding::rdn},
-      Policy{.rounding = Rounding::rto},
-      // The largest draws: the likeliest to round a tiny value up.
-      Policy{.rounding = Rounding::sr, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
-      Policy{.rounding = Rounding::sr, .random_bits = 0xFFu, .random_bit_count = 8},
-      Policy{.rounding = Rounding::sr, .random_bits = 1, .random_bit_count = 1},
-      Policy{.overflow = Overflow::sat},
-      Policy{.subnormals = Subnormals::ftz},
-      Policy{.subnormals = Subnormals::daz},
-      Policy{.tininess = Tininess::before},
-      Policy{.nan = NanConvention::cuda},
-  };
   const std::uint32_t mantissas[] = {0, 1, 0x2AAAAA, 0x3FFFFF, 0x400000, 0x555555, 0x7FFFFE, 0x7FFFFF};
   int shared_binades = 0;
   for (const Format& f : preset_formats()) {
-    for (const Policy& p : policies) {
+    for (const Policy& p : kPolicies) {
       const Rounder round(f, p);
       for (std::uint32_t top = 0; top < 512; ++top) {  // sign and exponent field
         const std::uint32_t field = top & 0xFF;
@@ -175,37 +178,22 @@ TEST_CASE("shared_result: none where values round one by one") {
 
 // shares_low_bits says which runs of values round alike inside the binades;
 // the exhaustive proof and the batch fallback then round only a run's
-// first value. Checked for every preset under every mode and the other
-// policy axes, in every binade of the format and one beyond each end, for
-// runs freeing the low 6 or 8 bits of a float32 mantissa (the fallback's
-// and the proof's runs) and wider ones: wherever it says yes, the run's
-// extreme members (free bits and sticky all clear, all set) and random
-// ones round to the first value's result, by operator() and by
-// round_to_format alone. The discarded bits above the free ones are set
-// to the patterns where the answer changes (all zero, half's, one either
-// side) and to random ones.
+// first value. Checked for every preset under kPolicies, in every binade
+// of the format and one beyond each end, for runs freeing the low 6 or 9
+// bits of a float32 mantissa (the fallback's and the proof's runs) and
+// wider ones: wherever it says yes, the run's extreme members (free bits
+// and sticky all clear, all set) and random ones round to the first
+// value's result, by operator() and by round_to_format alone. The
+// discarded bits above the free ones are set to the patterns where the
+// answer changes (all zero, half's, one either side) and to random ones.
 TEST_CASE("shares_low_bits: every value of a run it names rounds to the run's first result") {
-  const Policy policies[] = {
-      Policy{},
-      Policy{.rounding = Rounding::rna},
-      Policy{.rounding = Rounding::rtz},
-      Policy{.rounding = Rounding::rup},
-      Policy{.rounding = Rounding::rdn},
-      Policy{.rounding = Rounding::rto},
-      Policy{.rounding = Rounding::sr, .random_bits = 0x80000000u, .random_bit_count = 32},
-      Policy{.overflow = Overflow::sat},
-      Policy{.subnormals = Subnormals::ftz},
-      Policy{.subnormals = Subnormals::daz},
-      Policy{.tininess = Tininess::before},
-      Policy{.nan = NanConvention::cuda},
-  };
   std::mt19937_64 rng(2026);
   long shared_runs = 0;
   for (const Format& f : preset_formats()) {
     const int shift = 63 - f.mantissa_bits;  // discarded significand bits inside the binades
-    for (const Policy& p : policies) {
+    for (const Policy& p : kPolicies) {
       const Rounder round(f, p);
-      for (const int free_bits : {46, 48, shift - 3, shift / 2}) {
+      for (const int free_bits : {46, 49, shift - 3, shift / 2}) {
         if (free_bits < 1 || free_bits >= shift) continue;
         const std::uint64_t free_mask = (std::uint64_t{1} << free_bits) - 1;
         const std::uint64_t half = std::uint64_t{1} << (shift - 1);
