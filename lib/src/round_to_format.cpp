@@ -250,7 +250,8 @@ Conversion Rounder::operator()(const Unpacked& x, std::uint32_t random_bits) con
   return round_inside(x, random_bits);
 }
 
-// The branches of operator() that return a shared result, and no others.
+// The results operator() gives whole binades without rounding: its shared
+// ones, and round_special's for a negative value into an unsigned format.
 const Conversion* Rounder::shared_result(const Unpacked& x) const {
   if (!takes_finite(x)) {
     // Every negative value an unsigned format cannot take gives one result.

@@ -44,8 +44,9 @@ class Rounder {
   // exponent and source_subnormal flag, whatever its significand and
   // sticky bit: the far-below or overflow result of x's sign, or an
   // unsigned format's result for a negative value, the ones operator()
-  // returns without rounding. Null where it rounds such values one by one. A caller with a whole binade of inputs (an exhaustive test
-  // walking float32 bit patterns in order) asks once for all of them.
+  // gives without rounding. Null where it rounds such values one by one.
+  // A caller with a whole binade of inputs (an exhaustive test walking
+  // float32 bit patterns in order) asks once for all of them.
   [[nodiscard]] const Conversion* shared_result(const Unpacked& x) const;
 
   // Whether every value with x's kind, sign, exponent and source_subnormal
