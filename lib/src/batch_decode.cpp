@@ -49,18 +49,31 @@ bool float32_container(const Format& f) {
   return same_encoding(f, formats::fp32) || same_encoding(f, formats::tf32);
 }
 
-// Decodes the longest run of whole vectors from the start of `in` with the
-// SIMD kernel for f's encoding (the name aside) in containers of In and
-// returns its length: 0 where there is no such kernel, or where it
-// declines on this CPU (fp16 below AVX2).
+// The SIMD kernel that decodes f's encoding (the name aside), if any.
+enum class Kernel { none, small_float, fp16, bf16, float32 };
+Kernel kernel_for(const Format& f) {
+  if (detail::small_float_decode(f)) return Kernel::small_float;
+  if (same_encoding(f, formats::fp16)) return Kernel::fp16;
+  if (same_encoding(f, formats::bf16)) return Kernel::bf16;
+  if (float32_container(f)) return Kernel::float32;
+  return Kernel::none;
+}
+
+// Decodes the longest run of whole vectors from the start of `in` with
+// f's kernel (f's container is In, which the caller checked) and returns
+// its length: 0 where there is no kernel, or where it declines on this CPU
+// (fp16 below AVX2).
 template <typename In>
 std::size_t decode_with_kernel(const Format& f, const In* in, std::size_t n, float* out) {
+  const Kernel kernel = kernel_for(f);
   if constexpr (std::is_same_v<In, std::uint8_t>) {
-    if (const auto k = detail::small_float_decode(f)) return detail::decode_small_float_fast(*k, in, n, out);
+    if (kernel == Kernel::small_float) {
+      return detail::decode_small_float_fast(*detail::small_float_decode(f), in, n, out);
+    }
   } else if constexpr (std::is_same_v<In, std::uint16_t>) {
-    if (same_encoding(f, formats::fp16)) return detail::decode_fp16_fast(in, n, out);
-    if (same_encoding(f, formats::bf16)) return detail::decode_bf16_fast(in, n, out);
-  } else if (float32_container(f)) {
+    if (kernel == Kernel::fp16) return detail::decode_fp16_fast(in, n, out);
+    if (kernel == Kernel::bf16) return detail::decode_bf16_fast(in, n, out);
+  } else if (kernel == Kernel::float32) {
     return detail::decode_float32_fast(in, n, ~((std::uint32_t{1} << f.pad_bits) - 1), out);
   }
   return 0;
@@ -96,10 +109,7 @@ bool detail::float32_holds(const Format& f) {
   return f.storage_bits <= 32 && f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
 }
 
-bool detail::decodes_without_table(const Format& f) {
-  return same_encoding(f, formats::fp16) || same_encoding(f, formats::bf16) || small_float_decode(f).has_value() ||
-         float32_container(f);
-}
+bool detail::decodes_without_table(const Format& f) { return kernel_for(f) != Kernel::none; }
 
 void decode_batch(std::span<const std::uint8_t> bits, const Format& from, std::span<float> out) {
   decode_batch_impl(bits, from, out);

@@ -254,9 +254,9 @@ Conversion Rounder::operator()(const Unpacked& x, std::uint32_t random_bits) con
 // ones, and round_special's for a negative value into an unsigned format.
 const Conversion* Rounder::shared_result(const Unpacked& x) const {
   if (!takes_finite(x)) {
-    // Every negative value an unsigned format cannot take gives one result.
-    const bool refused_negative = x.kind == Unpacked::Kind::finite && x.sign && !format_->is_signed &&
-                                  !(x.source_subnormal && policy_->flush_inputs());
+    // A finite value the format does not take is flushed by daz (zero) or,
+    // failing that, a negative one into an unsigned format: one result.
+    const bool refused_negative = x.kind == Unpacked::Kind::finite && !(x.source_subnormal && policy_->flush_inputs());
     return refused_negative && ranges_shared_ ? &negative_ : nullptr;
   }
   if (x.exponent < far_below_exponent_) return &far_below_[x.sign];
