@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "command.hpp"
+#include "common/command.hpp"
 
 namespace fmtcheck::cli {
 

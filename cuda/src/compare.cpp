@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "fmtcheck/decode.hpp"
+#include "fmtcheck/core/decode.hpp"
 
 namespace fmtcheck::cuda {
 namespace {

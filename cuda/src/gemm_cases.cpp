@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "fmtcheck/convert.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/cuda/blaslt_gemm.hpp"
 #include "fmtcheck/cuda/convert.hpp"
 #include "random_codes.hpp"

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "fmtcheck/convert.hpp"
-#include "fmtcheck/decode.hpp"
+#include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/core/decode.hpp"
 
 namespace fmtcheck::cuda {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/random.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/random.hpp"
 
 namespace fmtcheck::cuda::detail {
 

@@ -9,11 +9,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "fmtcheck/convert.hpp"
+#include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/core/random.hpp"
 #include "fmtcheck/cuda/convert.hpp"
-#include "fmtcheck/decode.hpp"
-#include "fmtcheck/gemm.hpp"
-#include "fmtcheck/random.hpp"
+#include "fmtcheck/tensor_core/gemm.hpp"
 
 namespace fmtcheck::cuda {
 namespace {

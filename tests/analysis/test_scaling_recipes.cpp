@@ -5,9 +5,9 @@
 #include <doctest/doctest.h>
 #include <vector>
 
-#include "fmtcheck/analysis.hpp"
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/scaling.hpp"
+#include "fmtcheck/analysis/analysis.hpp"
+#include "fmtcheck/analysis/scaling.hpp"
+#include "fmtcheck/core/format.hpp"
 
 using namespace fmtcheck;
 

@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "fmtcheck/arithmetic.hpp"
+#include "fmtcheck/arith/arithmetic.hpp"
 #include "policies.hpp"
 #include "reference.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fmtcheck/format.hpp"
+#include "fmtcheck/core/format.hpp"
 
 namespace fmtcheck::testing {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fmtcheck/policy.hpp"
+#include "fmtcheck/core/policy.hpp"
 
 namespace fmtcheck::testing {
 

@@ -33,9 +33,9 @@
 #include <optional>
 #include <vector>
 
-#include "fmtcheck/flags.hpp"
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/policy.hpp"
+#include "fmtcheck/core/flags.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
 
 namespace fmtcheck::reference {
 

@@ -9,9 +9,9 @@
 #include <limits>
 #include <random>
 
-#include "fmtcheck/convert.hpp"
-#include "fmtcheck/eigen.hpp"
-#include "fmtcheck/fmt.hpp"
+#include "fmtcheck/arith/eigen.hpp"
+#include "fmtcheck/arith/fmt.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "reference_ops.hpp"
 
 using namespace fmtcheck;

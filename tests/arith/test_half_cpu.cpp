@@ -18,8 +18,8 @@
 
 #include "check.hpp"
 #include "f16c.hpp"
-#include "fmtcheck/decode.hpp"
-#include "fmtcheck/unpacked.hpp"
+#include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/core/unpacked.hpp"
 #include "parallel.hpp"
 
 using namespace fmtcheck;

@@ -60,7 +60,7 @@
 
 #include "check.hpp"
 #include "f16c.hpp"
-#include "fmtcheck/decode.hpp"
+#include "fmtcheck/core/decode.hpp"
 #include "operands.hpp"
 #include "parallel.hpp"
 

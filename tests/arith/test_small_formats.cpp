@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "check.hpp"
-#include "fmtcheck/convert.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "parallel.hpp"
 #include "reference_ops.hpp"
 

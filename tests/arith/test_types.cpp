@@ -8,7 +8,7 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "fmtcheck/facts.hpp"
+#include "fmtcheck/core/facts.hpp"
 #include "fmtcheck/fmtcheck.hpp"
 #include "reference_ops.hpp"
 

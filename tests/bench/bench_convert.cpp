@@ -12,9 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "fmtcheck/convert.hpp"
-#include "fmtcheck/decode.hpp"
-#include "fmtcheck/unpacked.hpp"
+#include "fmtcheck/batch/convert_batch.hpp"
+#include "fmtcheck/batch/decode_batch.hpp"
+#include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/core/unpacked.hpp"
 
 namespace {
 

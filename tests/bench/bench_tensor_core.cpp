@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "fmtcheck/gemm.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/tensor_core/gemm.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "fmtcheck/convert.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/cuda/blaslt_gemm.hpp"
 #include "fmtcheck/cuda/convert.hpp"
 #include "fmtcheck/cuda/device.hpp"

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "fmtcheck/convert.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/cuda/train.hpp"
 
 using namespace fmtcheck;

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "f16c.hpp"
-#include "fmtcheck/decode.hpp"
-#include "fmtcheck/format.hpp"
+#include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/core/format.hpp"
 
 #if FMTCHECK_HAVE_CUDA_HEADERS
 #include <cuda_bf16.h>

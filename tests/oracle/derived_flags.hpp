@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "fmtcheck/flags.hpp"
+#include "fmtcheck/core/flags.hpp"
 
 namespace fmtcheck::oracle {
 

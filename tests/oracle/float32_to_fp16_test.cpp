@@ -18,9 +18,9 @@
 #include "comparisons.hpp"
 #include "derived_flags.hpp"
 #include "f16c.hpp"
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/round_to_format.hpp"
-#include "fmtcheck/unpacked.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/round_to_format.hpp"
+#include "fmtcheck/core/unpacked.hpp"
 
 #if FMTCHECK_HAVE_CUDA_HEADERS
 #include <cuda_fp16.h>

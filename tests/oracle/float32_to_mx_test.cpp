@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "comparisons.hpp"
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/round_to_format.hpp"
-#include "fmtcheck/unpacked.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/round_to_format.hpp"
+#include "fmtcheck/core/unpacked.hpp"
 
 #if FMTCHECK_HAVE_CUDA_HEADERS && FMTCHECK_HAVE_CUDA_FP6_FP4
 

@@ -1,7 +1,7 @@
 """The differences from an oracle that a named convention or a documented
 oracle quirk explains, each checked rather than just tolerated: an explained
 difference is one where fmtcheck's bits are exactly what its documented rule
-(lib/src/nan_rules.cpp, DESIGN.md) gives, computed here from the float32 bits.
+(lib/src/core/nan_rules.cpp, DESIGN.md) gives, computed here from the float32 bits.
 
 Every function takes the float32 inputs, fmtcheck's bits and the oracle's
 bits of one chunk and returns the mask of differences it explains.

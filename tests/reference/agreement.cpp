@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "fmtcheck/convert.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "reference_rounding.hpp"
 
 namespace fmtcheck::reference {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/policy.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
 #include "reference_format.hpp"
 
 namespace fmtcheck::reference {

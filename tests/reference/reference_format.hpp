@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fmtcheck/format.hpp"
+#include "fmtcheck/core/format.hpp"
 
 namespace fmtcheck::reference {
 

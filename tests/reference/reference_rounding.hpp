@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "fmtcheck/policy.hpp"
-#include "fmtcheck/round_to_format.hpp"
+#include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/core/round_to_format.hpp"
 #include "reference_format.hpp"
 
 namespace fmtcheck::reference {

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "agreement.hpp"
-#include "fmtcheck/format.hpp"
+#include "fmtcheck/core/format.hpp"
 #include "inputs.hpp"
 #include "reference_format.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "agreement.hpp"
-#include "fmtcheck/format.hpp"
+#include "fmtcheck/core/format.hpp"
 #include "inputs.hpp"
 #include "reference_format.hpp"
 

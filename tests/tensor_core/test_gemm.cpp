@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fmtcheck/decode.hpp"
-#include "fmtcheck/gemm.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/tensor_core/gemm.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 using namespace fmtcheck;
 

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fmtcheck/dot.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/arith/dot.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 using namespace fmtcheck;
 

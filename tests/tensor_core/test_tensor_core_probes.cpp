@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "fmtcheck/convert.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 using namespace fmtcheck;
 

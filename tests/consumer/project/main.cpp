@@ -4,6 +4,7 @@
 // independently: a float std::fma loop on the same bf16 inputs gives the same
 // bits and the same inexact/overflow exceptions).
 #include <cstdio>
+#include <fmtcheck/core/format.hpp>  // a layer's header on its own
 #include <fmtcheck/fmtcheck.hpp>
 #include <vector>
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "fmtcheck/core/format.hpp"
 #include "fmtcheck/cuda/compare.hpp"
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/gemm.hpp"
+#include "fmtcheck/tensor_core/gemm.hpp"
 
 namespace fmtcheck::cuda {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/policy.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
 
 namespace fmtcheck::cuda {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fmtcheck/core/format.hpp"
 #include "fmtcheck/cuda/fragment_layout.hpp"
-#include "fmtcheck/format.hpp"
 
 namespace fmtcheck::cuda {
 

@@ -10,7 +10,7 @@
 #include "fmtcheck/cuda/compare.hpp"
 #include "fmtcheck/cuda/mma.hpp"
 #include "fmtcheck/cuda/probe.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 namespace fmtcheck::cuda {
 

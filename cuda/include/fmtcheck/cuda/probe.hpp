@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/policy.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 namespace fmtcheck::cuda {
 

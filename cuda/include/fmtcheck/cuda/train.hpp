@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "fmtcheck/format.hpp"
-#include "fmtcheck/scaling.hpp"
-#include "fmtcheck/tensor_core.hpp"
+#include "fmtcheck/analysis/scaling.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
 
 namespace fmtcheck::cuda {
 

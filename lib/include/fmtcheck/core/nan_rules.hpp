@@ -1,0 +1,23 @@
+// Platform NaN conventions, isolated in one place (as SoftFloat's
+// specialisation folder): which bits a conversion produces for a NaN.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
+
+namespace fmtcheck {
+
+// The code (no padding) a NaN input becomes. payload is the source NaN's
+// mantissa left-aligned at bit 63. For a format without NaN, the code that
+// stands in for it (see nan_rules.cpp).
+std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_t payload);
+
+// The code of a NaN a conversion creates from a non-NaN input of the given
+// sign (an infinity or an overflow into E4M3 without saturation, a negative
+// value into E8M0).
+std::uint64_t created_nan_code(const Format& f, NanConvention c, bool sign);
+
+}  // namespace fmtcheck

@@ -1,0 +1,43 @@
+// An emulated GEMM D = A·B + C on a tensor-core model, with what libraries
+// do around the instruction: per-tensor scale factors, promotion of partial
+// sums into an fp32 accumulator (CUTLASS, DeepSeek-V3) or none (cuBLASLt
+// FAST_ACCUM), and split-K.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
+
+namespace fmtcheck {
+
+struct GemmConfig {
+  DotModel model;                     // the instruction's arithmetic for `input`
+  Format input = formats::e4m3;       // element format of A and B
+  Format accumulator = formats::fp32;  // the instruction's C/D: fp32, or fp16 (mma ... .f16 accumulators)
+  float scale_a = 1.0f;               // per-tensor scale factors (FP8 dequantisation)
+  float scale_b = 1.0f;
+  std::size_t promote_every = 0;      // K elements per tensor-core chunk; 0: the whole slice (no promotion)
+  std::size_t split_k = 1;            // K cut into this many slices, reduced in fp32 at the end
+  unsigned threads = 0;               // 0: one per hardware thread
+};
+
+// D = A·B + C, row-major: A is M×K and B is K×N container bits of
+// config.input, C and D are M×N float32 (D may not alias A or B).
+//
+// For each slice of K (split_k of them, nearly equal, in order) the tensor
+// core computes each chunk of promote_every elements (or the whole slice)
+// from a zero accumulator, in blocks of L chained along k through an
+// accumulator of config.accumulator (each block's D, rounded to that format,
+// is the next block's C). Each chunk's result p is promoted into the slice's
+// fp32 accumulator with one IEEE fp32 addition, acc = acc + p rounded to
+// nearest even, as CUTLASS's FP8 kernels do (GmmaFP8Accumulation); the
+// slices' accumulators are added in fp32, in order. The epilogue is CUTLASS's
+// LinearCombination with alpha = s = scale_a * scale_b (rounded to fp32) and
+// beta = 1: D = fma(s, total, C), one rounding to nearest even.
+void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
+          std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d);
+
+}  // namespace fmtcheck

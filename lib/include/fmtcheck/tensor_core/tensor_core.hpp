@@ -1,0 +1,112 @@
+// Bit-exact models of tensor-core dot products D = A·B + C.
+//
+// A tensor core does not add like IEEE hardware. Per the published analyses
+// (Fasi et al. 2021; MMA-Sim, arXiv 2511.10909; Khattak & Mikaitis,
+// arXiv 2512.07004) one instruction forms a fused block of L exact products
+// plus C; every term is truncated toward zero at 2^(e_max - F), where e_max
+// is the largest binade exponent among the block's nonzero terms; the
+// truncated terms are summed exactly, normalised once and rounded to the
+// output format. Longer K chains blocks in order of k, each block's D being
+// the next block's C. docs/tensor-core.md cites the source of every number.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmtcheck/arith/dot.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/core/round_to_format.hpp"
+
+namespace fmtcheck {
+
+// One instruction's arithmetic for one input type.
+struct DotModel {
+  // F meaning "keep every bit": the block is summed exactly.
+  static constexpr int exact_alignment = -1;
+  // L meaning "all of K in one block".
+  static constexpr int whole_k = 0;
+
+  int block_size = whole_k;                // L: products fused with C per step
+  int fraction_bits = exact_alignment;     // F: bits kept below e_max's leading bit
+  Rounding fp32_rounding = Rounding::rtz;  // fp32 output (hardware: toward zero)
+  int fp32_fraction_bits = 23;             // 13 on Ada and Hopper FP8: the sum is truncated further
+  Rounding fp16_rounding = Rounding::rne;  // fp16 output (hardware: nearest even)
+
+  friend bool operator==(const DotModel&, const DotModel&) = default;
+};
+
+// A named model: one GPU architecture and instruction family, with the
+// arithmetic it uses for each input type it supports.
+struct TensorCoreModel {
+  std::string name;         // "ampere", "hopper-wgmma", "exact", ...
+  std::string description;  // one line: GPUs, instruction, source
+  struct Entry {
+    std::string input;  // input format name: "fp16", "bf16", "tf32", "e4m3", "e5m2"
+    DotModel dot;
+  };
+  std::vector<Entry> entries;
+
+  // The arithmetic for `input`, or nullopt when the instruction does not
+  // take that type (or nothing about it is published).
+  [[nodiscard]] std::optional<DotModel> for_input(const Format& input) const;
+};
+
+// Every preset, in the order `fmtcheck mma --help` lists them.
+std::span<const TensorCoreModel> tensor_core_models();
+// A preset by name, or nullopt.
+const TensorCoreModel* find_tensor_core_model(std::string_view name);
+
+// Output formats a tensor core writes: fp32 or fp16.
+bool is_tensor_core_output(const Format& out);
+
+// D = sum_k a[k]*b[k] + c under `model`, blocks of L taken in order of k.
+// a and b hold container bits of `input` (tf32: float32 bits, whose low 13
+// bits the tensor core ignores); c and the result are container bits of
+// `out` (fp32 or fp16). Special values: any NaN, inf*0 or inf-inf gives the
+// canonical NaN (0x7FFFFFFF, 0x7FFF); otherwise an infinite term gives that
+// infinity. The flags are those of the last block's rounding.
+Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
+                           std::span<const std::uint64_t> b, std::uint64_t c, const Format& out);
+
+// A block-scaled instruction (Blackwell tcgen05.mma / sm_120 mma.sync with
+// .block_scale), as MMA-Sim models it: every product is scaled by its block's
+// two scale factors, whose exponents (not the products') align the term;
+// with group = 0 each scaled product is a term (kind::mxf8f6f4, F = 25),
+// with group = 16 each 16 products are first summed exactly and that sum,
+// times both scales' significands, is one term (kind::mxf4, mxf4nvf4,
+// F = 35). Terms and C are truncated at 2^(e_max - F), summed, and rounded
+// toward zero to fp32.
+struct BlockScaledModel {
+  int fraction_bits = 25;
+  std::size_t group = 0;
+
+  friend bool operator==(const BlockScaledModel&, const BlockScaledModel&) = default;
+};
+inline constexpr BlockScaledModel blackwell_mxf8f6f4{25, 0};
+inline constexpr BlockScaledModel blackwell_mxf4{35, 16};
+
+// D = sum_k (a[k] * scale_a[k / S]) * (b[k] * scale_b[k / S]) + c for one
+// instruction (K = a.size(), S = K / scale_a.size(), the scale block). The
+// scales are e8m0 (UE8M0) or e4m3 (UE4M3, sign ignored); c and the result
+// are fp32 bits. NaN, inf*0 and inf-inf (a NaN scale included) give
+// 0x7FFFFFFF. Throws std::invalid_argument for sizes that do not divide, a
+// group that does not divide S, or inputs whose group sums overflow 64 bits
+// (e5m2 and wider; e2m1, e2m3, e3m2 and e4m3 fit).
+Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const Format& input,
+                                        std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                                        const Format& scale_format, std::span<const std::uint64_t> scale_a,
+                                        std::span<const std::uint64_t> scale_b, std::uint64_t c);
+
+// The model as a DotKernel for matmul (dot.hpp): each output element is one
+// dot_product_add with C = +0 into `out` (fp32 or fp16). The hardware's
+// rounding is fixed, so the kernel ignores the policy; it throws
+// std::invalid_argument for an output a tensor core cannot write or an input
+// the model does not take.
+DotKernel tensor_core_kernel(const TensorCoreModel& model);
+
+}  // namespace fmtcheck

@@ -1,0 +1,27 @@
+// The runtime Format behind a value type's compile-time Layout.
+#include <string>
+
+#include "fmtcheck/arith/types.hpp"
+
+namespace fmtcheck {
+
+Format format_of(const Layout& l) {
+  Format f;
+  f.exponent_bits = l.exponent_bits;
+  f.mantissa_bits = l.mantissa_bits;
+  f.bias = l.bias;
+  f.specials = l.specials;
+  f.is_signed = l.is_signed;
+  f.has_subnormals = l.has_subnormals;
+  f.pad_bits = l.pad_bits;
+  const int bits = l.width() + l.pad_bits;
+  f.storage_bits = bits <= 8 ? 8 : bits <= 16 ? 16 : bits <= 32 ? 32 : 64;
+  // A preset with the same encoding lends its name (and compares equal to it).
+  for (const Format& preset : preset_formats()) {
+    if (same_encoding(f, preset)) return preset;
+  }
+  f.name = "e" + std::to_string(l.exponent_bits) + "m" + std::to_string(l.mantissa_bits);
+  return f;
+}
+
+}  // namespace fmtcheck

@@ -1,0 +1,79 @@
+// Bits -> exact value, as double and as decimal text.
+#include "fmtcheck/core/decode.hpp"
+
+#include <bit>
+#include <boost/multiprecision/cpp_int.hpp>
+#include <cmath>
+#include <limits>
+
+namespace fmtcheck {
+
+using boost::multiprecision::cpp_int;
+
+std::string to_hex(const Format& f, std::uint64_t bits) {
+  static const char digits[] = "0123456789abcdef";
+  const int width = (f.storage_bits + 3) / 4;
+  std::string s(static_cast<std::size_t>(width) + 2, '0');
+  s[1] = 'x';
+  for (int i = 0; i < width; ++i) s[s.size() - 1 - i] = digits[(bits >> (4 * i)) & 15];
+  return s;
+}
+
+double to_double(const Format& f, std::uint64_t bits) {
+  const Unpacked x = unpack(f, bits);
+  double v = 0;
+  switch (x.kind) {
+    case Unpacked::Kind::zero: v = 0; break;
+    case Unpacked::Kind::inf: v = std::numeric_limits<double>::infinity(); break;
+    case Unpacked::Kind::nan: v = std::numeric_limits<double>::quiet_NaN(); break;
+    case Unpacked::Kind::finite:
+      // At most 53 significant bits and an exponent inside double's range
+      // for every supported format: exact.
+      v = std::ldexp(static_cast<double>(x.significand), x.exponent - 63);
+      break;
+  }
+  return x.sign ? -v : v;
+}
+
+std::string to_exact_decimal(const Unpacked& x) {
+  const std::string sign = x.sign ? "-" : "";
+  switch (x.kind) {
+    case Unpacked::Kind::zero: return sign + "0";
+    case Unpacked::Kind::inf: return sign + "inf";
+    case Unpacked::Kind::nan: return sign + "nan";
+    case Unpacked::Kind::finite: break;
+  }
+  // value = odd * 2^k
+  std::uint64_t sig = x.significand;
+  const int tz = std::countr_zero(sig);
+  sig >>= tz;
+  const std::int64_t k = static_cast<std::int64_t>(x.exponent) - 63 + tz;
+  if (k >= 0) {
+    cpp_int v = cpp_int(sig) << static_cast<unsigned>(k);
+    return sign + v.str();
+  }
+  // odd * 2^k = odd * 5^-k / 10^-k: the digits of odd * 5^-k with the
+  // decimal point -k places from the right.
+  cpp_int v = cpp_int(sig) * boost::multiprecision::pow(cpp_int(5), static_cast<unsigned>(-k));
+  std::string digits = v.str();
+  const auto frac = static_cast<std::size_t>(-k);
+  if (digits.size() <= frac) digits.insert(0, frac - digits.size() + 1, '0');
+  digits.insert(digits.size() - frac, ".");
+  return sign + digits;
+}
+
+std::string to_exact_decimal(const Format& f, std::uint64_t bits) { return to_exact_decimal(unpack(f, bits)); }
+
+std::string to_binary_notation(const Unpacked& x) {
+  if (x.kind != Unpacked::Kind::finite) return to_exact_decimal(x);
+  std::uint64_t sig = x.significand;
+  const int tz = std::countr_zero(sig);
+  sig >>= tz;
+  const std::int64_t k = static_cast<std::int64_t>(x.exponent) - 63 + tz;
+  std::string s = x.sign ? "-" : "";
+  if (k >= 0 && k < 20 && sig < (std::uint64_t{1} << 40)) return s + std::to_string(sig << k);
+  if (sig != 1) s += std::to_string(sig) + "*";
+  return s + "2^" + std::to_string(k);
+}
+
+}  // namespace fmtcheck

@@ -1,0 +1,98 @@
+// Exact decoding of container bits into the unpacked form.
+#include <bit>
+#include <cstring>
+
+#include "fmtcheck/core/unpacked.hpp"
+
+namespace fmtcheck {
+
+Unpacked unpack(const Format& f, std::uint64_t bits) {
+  const std::uint64_t code = f.from_storage(bits);
+  const std::uint64_t mag = code & f.magnitude_mask();
+  const int m = f.mantissa_bits;
+  const std::uint64_t field = mag >> m;
+  const std::uint64_t mantissa = mag & ((std::uint64_t{1} << m) - 1);
+  Unpacked x;
+  x.sign = (code & f.sign_bit()) != 0;
+  // Left-aligned mantissa: the NaN payload, quiet bit at bit 63.
+  const std::uint64_t payload = m == 0 ? 0 : mantissa << (64 - m);
+
+  switch (f.specials) {
+    case Specials::ieee:
+      if (field == (f.infinity_code() >> m)) {
+        x.kind = mantissa == 0 ? Unpacked::Kind::inf : Unpacked::Kind::nan;
+        x.significand = payload;
+        x.signaling = mantissa != 0 && (mantissa >> (m - 1)) == 0;
+        return x;
+      }
+      break;
+    case Specials::fn:
+      if (mag == f.magnitude_mask()) {
+        x.kind = Unpacked::Kind::nan;
+        x.significand = payload;
+        return x;
+      }
+      break;
+    case Specials::fnuz:
+      if (code == f.sign_bit()) {
+        x.kind = Unpacked::Kind::nan;
+        return x;
+      }
+      break;
+    case Specials::none: break;
+  }
+
+  if (!f.has_subnormals) {
+    x.kind = Unpacked::Kind::finite;
+    x.exponent = static_cast<std::int32_t>(field) - f.bias;
+    x.significand = ((std::uint64_t{1} << m) | mantissa) << (63 - m);
+    return x;
+  }
+  if (mag == 0) {
+    x.kind = Unpacked::Kind::zero;
+    return x;
+  }
+  x.kind = Unpacked::Kind::finite;
+  if (field == 0) {
+    const int msb = 63 - std::countl_zero(mantissa);
+    x.exponent = f.min_exponent() - m + msb;
+    x.significand = mantissa << (63 - msb);
+    x.source_subnormal = true;
+  } else {
+    x.exponent = static_cast<std::int32_t>(field) - f.bias;
+    x.significand = ((std::uint64_t{1} << m) | mantissa) << (63 - m);
+  }
+  return x;
+}
+
+// The same decoding as unpack(formats::fp32, bits), written for float32's
+// fixed layout: every exhaustive test and batch fallback runs through here.
+Unpacked unpack(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t field = (bits >> 23) & 0xFFu;
+  const std::uint32_t mantissa = bits & 0x7FFFFFu;
+  Unpacked x;
+  x.sign = (bits >> 31) != 0;
+  if (field == 0xFFu) {
+    x.kind = mantissa == 0 ? Unpacked::Kind::inf : Unpacked::Kind::nan;
+    x.significand = std::uint64_t{mantissa} << 41;
+    x.signaling = mantissa != 0 && (mantissa >> 22) == 0;
+    return x;
+  }
+  if (field != 0) {
+    x.kind = Unpacked::Kind::finite;
+    x.exponent = static_cast<std::int32_t>(field) - 127;
+    x.significand = std::uint64_t{mantissa | 0x800000u} << 40;
+    return x;
+  }
+  if (mantissa == 0) return x;  // zero
+  const int msb = 31 - std::countl_zero(mantissa);
+  x.kind = Unpacked::Kind::finite;
+  x.exponent = -126 - 23 + msb;
+  x.significand = std::uint64_t{mantissa} << (63 - msb);
+  x.source_subnormal = true;
+  return x;
+}
+Unpacked unpack(double x) { return unpack(formats::fp64, std::bit_cast<std::uint64_t>(x)); }
+
+}  // namespace fmtcheck

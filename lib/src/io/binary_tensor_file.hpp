@@ -1,0 +1,51 @@
+// Shared by the .npy, safetensors and raw readers: once a header has been
+// parsed, every tensor is a run of fixed-width elements at a byte offset.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fmtcheck/io/tensor_io.hpp"
+
+namespace fmtcheck::detail {
+
+// Throws TensorFileError "PATH: PROBLEM".
+[[noreturn]] void fail(const std::string& path, const std::string& problem);
+
+class BinaryTensorFile final : public TensorFile {
+ public:
+  // Opens and memory-maps the file read-only (TensorFileError when missing
+  // or unreadable).
+  explicit BinaryTensorFile(const std::string& path);
+  ~BinaryTensorFile() override;
+  BinaryTensorFile(const BinaryTensorFile&) = delete;
+  BinaryTensorFile& operator=(const BinaryTensorFile&) = delete;
+
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  // Copies exactly `bytes` at `offset`, or fails with "truncated".
+  void read_at(std::uint64_t offset, void* out, std::size_t bytes) const;
+  // Declares a tensor stored at `offset`; checks it lies inside the file.
+  void add_tensor(TensorInfo info, std::uint64_t offset, bool big_endian);
+  void mark_skipped(std::string name) { skipped_.push_back(std::move(name)); }
+
+  void for_each_chunk(std::size_t index, std::size_t chunk_size,
+                      const std::function<void(const TensorChunk&)>& consume, unsigned threads) const override;
+
+ private:
+  struct Location {
+    std::uint64_t offset;
+    bool big_endian;
+  };
+  // Tells the kernel the pages of [offset, offset + bytes) may be dropped.
+  void release(std::uint64_t offset, std::uint64_t bytes) const;
+
+  const unsigned char* map_ = nullptr;
+  std::uint64_t size_ = 0;
+  std::vector<Location> locations_;
+};
+
+// Bytes per element of a storage format (1, 2, 4 or 8).
+std::size_t element_bytes(const Format& f);
+
+}  // namespace fmtcheck::detail

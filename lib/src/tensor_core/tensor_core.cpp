@@ -1,0 +1,278 @@
+// The fused block of a tensor core: exact products, alignment to the largest
+// term with truncation toward zero, exact sum, one normalisation and rounding
+// through round_to_format.
+#include "fmtcheck/tensor_core/tensor_core.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <boost/multiprecision/cpp_int.hpp>
+#include <stdexcept>
+
+#include "fmtcheck/core/unpacked.hpp"
+#include "tensor_core/rounding.hpp"
+
+namespace fmtcheck {
+namespace {
+
+// An exact finite term: (-1)^negative * magnitude * 2^lsb, aligned by its
+// exponent `align`. Hardware aligns a product by the sum of its operands'
+// exponents (its significand lies in [1, 4), not normalised), and reads a
+// subnormal's exponent as that of the lowest binade, as its exponent field
+// says; the published A100 and H100 data confirm both.
+struct Term {
+  bool negative = false;
+  std::uint64_t magnitude = 0;  // 0 for a zero term
+  int lsb = 0;
+  int align = 0;
+};
+
+// The integer significand of a finite unpacked value of format f.
+Term to_term(const Unpacked& x, const Format& f) {
+  if (!x.is_finite_nonzero()) return {x.sign, 0, 0, 0};
+  const int p = f.precision();
+  return {x.sign, x.significand >> (64 - p), x.exponent - (p - 1), std::max(x.exponent, f.min_exponent())};
+}
+
+Term product(const Term& x, const Term& y) {
+  if (x.magnitude == 0 || y.magnitude == 0) return {x.negative != y.negative, 0, 0, 0};
+  return {x.negative != y.negative, x.magnitude * y.magnitude, x.lsb + y.lsb, x.align + y.align};
+}
+
+// What the special inputs of a block decide, if anything.
+struct Special {
+  bool nan = false;
+  bool pos_inf = false;
+  bool neg_inf = false;
+};
+
+void note_special(Special& s, bool is_nan, bool is_inf, bool sign) {
+  s.nan |= is_nan;
+  if (is_inf) (sign ? s.neg_inf : s.pos_inf) = true;
+}
+
+// The truncated terms summed in units of 2^unit. Acc is std::int64_t when the
+// terms are narrow (every hardware model) and cpp_int when every bit is kept.
+template <class Acc>
+Acc sum_aligned(std::span<const Term> terms, int unit) {
+  Acc sum = 0;
+  for (const Term& t : terms) {
+    if (t.magnitude == 0) continue;
+    const int shift = unit - t.lsb;
+    Acc m;
+    if (shift >= 64) continue;  // the whole term lies below the kept bits
+    if (shift > 0) {
+      m = static_cast<Acc>(t.magnitude >> shift);  // truncation toward zero
+    } else {
+      m = static_cast<Acc>(t.magnitude);
+      m <<= -shift;
+    }
+    if (t.negative) sum -= m; else sum += m;
+  }
+  return sum;
+}
+
+// |sum| * 2^unit as an exact-or-sticky unpacked value.
+Unpacked unpack_sum(std::uint64_t top64, int top_bits, bool sticky, bool negative, int unit) {
+  Unpacked x;
+  x.kind = Unpacked::Kind::finite;
+  x.sign = negative;
+  x.significand = top64 << (64 - top_bits);
+  x.exponent = unit + top_bits - 1;
+  x.sticky = sticky;
+  return x;
+}
+
+Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
+  using boost::multiprecision::cpp_int;
+  const cpp_int m = boost::multiprecision::abs(sum);
+  const int bits = static_cast<int>(boost::multiprecision::msb(m)) + 1;
+  if (bits <= 64) return unpack_sum(static_cast<std::uint64_t>(m), bits, false, sum < 0, unit);
+  const int drop = bits - 64;
+  const bool sticky = (m & ((cpp_int(1) << drop) - 1)) != 0;
+  return unpack_sum(static_cast<std::uint64_t>(m >> drop), 64, sticky, sum < 0, unit + drop);
+}
+
+std::uint64_t canonical_nan(const Format& out) {
+  return out.to_storage(out.magnitude_mask());  // 0x7FFFFFFF, 0x7FFF
+}
+
+// One fused block: terms (products, then C) -> bits of `out`.
+Conversion round_block(const DotModel& model, std::span<const Term> terms, const Format& out) {
+  const auto [target, p] = detail::block_rounding(model, out);
+
+  int e_max = 0;
+  int lsb_min = 0;
+  bool any = false;
+  bool all_negative_zero = true;
+  for (const Term& t : terms) {
+    all_negative_zero &= t.negative && t.magnitude == 0;
+    if (t.magnitude == 0) continue;
+    e_max = any ? std::max(e_max, t.align) : t.align;
+    lsb_min = any ? std::min(lsb_min, t.lsb) : t.lsb;
+    any = true;
+  }
+  // A sum of zeros is +0 unless every term is -0, as in IEEE addition.
+  Unpacked zero;
+  zero.sign = all_negative_zero;
+  if (!any) return round_to_format(zero, target, p);
+
+  const bool exact = model.fraction_bits == DotModel::exact_alignment;
+  const int unit = exact ? lsb_min : e_max - model.fraction_bits;
+  // Terms below 2^(e_max+2) in units of 2^unit need e_max + 2 - unit bits;
+  // 64 - 24 leaves room for the carries of up to 2^23 terms.
+  Unpacked sum;
+  if (e_max + 2 - unit <= 40 && terms.size() < (std::size_t{1} << 23)) {
+    const std::int64_t s = sum_aligned<std::int64_t>(terms, unit);
+    if (s == 0) return round_to_format(zero, target, p);
+    sum = detail::fixed_point_value(s, unit);
+  } else {
+    const auto s = sum_aligned<boost::multiprecision::cpp_int>(terms, unit);
+    if (s == 0) return round_to_format(zero, target, p);
+    sum = to_unpacked(s, unit);
+  }
+  // target shares fp32's container, so its bits are already fp32 bits.
+  return round_to_format(sum, target, p);
+}
+
+}  // namespace
+
+namespace detail {
+
+BlockRounding block_rounding(const DotModel& model, const Format& out) {
+  BlockRounding r{out, {}};
+  if (out == formats::fp32) {
+    r.policy.rounding = model.fp32_rounding;
+    // Ada and Hopper FP8 keep 13 fraction bits: an fp32 whose last bits are
+    // always zero, in fp32's own container.
+    if (model.fp32_fraction_bits != out.mantissa_bits) {
+      r.target.name = "fp32-m" + std::to_string(model.fp32_fraction_bits);
+      r.target.mantissa_bits = model.fp32_fraction_bits;
+      r.target.pad_bits = out.mantissa_bits - model.fp32_fraction_bits;
+    }
+  } else {
+    r.policy.rounding = model.fp16_rounding;
+  }
+  return r;
+}
+
+Unpacked fixed_point_value(std::int64_t sum, int unit) {
+  const bool negative = sum < 0;
+  const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
+  return unpack_sum(m, std::bit_width(m), false, negative, unit);
+}
+
+}  // namespace detail
+
+std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
+  for (const Entry& e : entries) {
+    if (e.input == input.name) return e.dot;
+  }
+  return std::nullopt;
+}
+
+bool is_tensor_core_output(const Format& out) { return out == formats::fp32 || out == formats::fp16; }
+
+Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
+                           std::span<const std::uint64_t> b, std::uint64_t c, const Format& out) {
+  if (a.size() != b.size()) throw std::invalid_argument("dot_product_add: a and b differ in length");
+  if (!is_tensor_core_output(out)) throw std::invalid_argument("dot_product_add: output must be fp32 or fp16");
+  const std::size_t k = a.size();
+  const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
+                                                                  : static_cast<std::size_t>(model.block_size);
+  std::vector<Term> terms;
+  terms.reserve(block + 1);
+  Conversion d{c, {}};
+  std::size_t k0 = 0;
+  do {
+    const std::size_t k1 = std::min(k, k0 + block);
+    terms.clear();
+    Special s;
+    for (std::size_t i = k0; i < k1; ++i) {
+      const Unpacked x = unpack(input, a[i]);
+      const Unpacked y = unpack(input, b[i]);
+      note_special(s, x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
+                   x.is_inf() || y.is_inf(), x.sign != y.sign);
+      terms.push_back(product(to_term(x, input), to_term(y, input)));
+    }
+    const Unpacked cc = unpack(out, d.bits);
+    note_special(s, cc.is_nan(), cc.is_inf(), cc.sign);
+    terms.push_back(to_term(cc, out));
+    if (s.nan || (s.pos_inf && s.neg_inf)) {
+      d = {canonical_nan(out), Flags(Flag::invalid)};
+    } else if (s.pos_inf || s.neg_inf) {
+      d = {out.to_storage((s.neg_inf ? out.sign_bit() : 0) | out.infinity_code()), {}};
+    } else {
+      d = round_block(model, terms, out);
+    }
+    k0 = k1;
+  } while (k0 < k);
+  return d;
+}
+
+Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const Format& input,
+                                        std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
+                                        const Format& scale_format, std::span<const std::uint64_t> scale_a,
+                                        std::span<const std::uint64_t> scale_b, std::uint64_t c) {
+  if (a.size() != b.size() || scale_a.size() != scale_b.size() || scale_a.empty() || a.size() % scale_a.size() != 0) {
+    throw std::invalid_argument("block_scaled_dot_product_add: a, b and their scales do not divide into blocks");
+  }
+  if (scale_format != formats::e8m0 && scale_format != formats::e4m3) {
+    throw std::invalid_argument("block_scaled_dot_product_add: scales are e8m0 or e4m3, not " + scale_format.name);
+  }
+  const std::size_t scale_block = a.size() / scale_a.size();
+  // A group's exact sum spans at most 2 * (binades + mantissa bits) + 2p + 4 bits.
+  const int binades = (1 << input.exponent_bits) - 1 - input.bias - input.min_exponent();
+  if (model.group != 0 && (scale_block % model.group != 0 ||
+                           2 * (binades + input.mantissa_bits + input.precision()) + 4 > 62)) {
+    throw std::invalid_argument("block_scaled_dot_product_add: a group must divide the scale block, and " + input.name +
+                                " group sums do not fit in 64 bits");
+  }
+  Special s;
+  const auto scale_term = [&](std::uint64_t bits) {
+    const Unpacked u = unpack(scale_format, bits);
+    note_special(s, u.is_nan(), u.is_inf(), false);
+    Term t = to_term(u, scale_format);
+    t.negative = false;  // UE4M3: the sign bit is ignored
+    return t;
+  };
+  std::vector<Term> terms;
+  for (std::size_t j = 0; j < scale_a.size(); ++j) {
+    const Term scales = product(scale_term(scale_a[j]), scale_term(scale_b[j]));
+    const std::size_t group = model.group == 0 ? 1 : model.group;
+    for (std::size_t k0 = j * scale_block; k0 < (j + 1) * scale_block; k0 += group) {
+      // The group's products summed exactly in units of the smallest lsb.
+      std::vector<Term> products;
+      for (std::size_t k = k0; k < k0 + group; ++k) {
+        const Unpacked x = unpack(input, a[k]);
+        const Unpacked y = unpack(input, b[k]);
+        note_special(s, x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
+                     x.is_inf() || y.is_inf(), x.sign != y.sign);
+        const Term p = product(to_term(x, input), to_term(y, input));
+        if (p.magnitude != 0) products.push_back(p);
+      }
+      if (products.empty()) continue;
+      if (model.group == 0) {
+        terms.push_back(product(products.front(), scales));
+        continue;
+      }
+      int lsb = products.front().lsb;
+      for (const Term& p : products) lsb = std::min(lsb, p.lsb);
+      const auto sum = sum_aligned<std::int64_t>(products, lsb);
+      const std::uint64_t magnitude = sum < 0 ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
+      // The group term: its exact value, aligned by the scales' exponents only.
+      terms.push_back({sum < 0, magnitude * scales.magnitude, lsb + scales.lsb, scales.align});
+    }
+  }
+  const Unpacked cc = unpack(formats::fp32, c);
+  note_special(s, cc.is_nan(), cc.is_inf(), cc.sign);
+  terms.push_back(to_term(cc, formats::fp32));
+  if (s.nan || (s.pos_inf && s.neg_inf)) return {canonical_nan(formats::fp32), Flags(Flag::invalid)};
+  if (s.pos_inf || s.neg_inf) {
+    return {formats::fp32.to_storage((s.neg_inf ? formats::fp32.sign_bit() : 0) | formats::fp32.infinity_code()), {}};
+  }
+  DotModel block;
+  block.fraction_bits = model.fraction_bits;
+  return round_block(block, terms, formats::fp32);
+}
+
+}  // namespace fmtcheck

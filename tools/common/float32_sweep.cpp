@@ -1,0 +1,81 @@
+#include "common/float32_sweep.hpp"
+
+#include <bit>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "fmtcheck/batch/convert_batch.hpp"
+#include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/core/random.hpp"
+
+namespace fmtcheck::cli {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "sweep files are little-endian; this host is not");
+
+// One thread's buffers, kept for the whole sweep: allocating them per chunk
+// made the kernel wait on page faults (most of a sweep's time was system time).
+struct Scratch {
+  std::vector<float> in;
+  std::vector<std::uint64_t> results;  // wide enough for any container
+};
+
+template <typename Out>
+void convert_range(std::uint64_t first, std::size_t count, const Format& to, const Policy& p, std::uint64_t seed,
+                   Scratch& scratch, std::uint8_t* out) {
+  scratch.in.resize(count);
+  for (std::size_t i = 0; i < count; ++i) scratch.in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
+  scratch.results.resize(count);
+  const std::span<Out> results(reinterpret_cast<Out*>(scratch.results.data()), count);
+  convert_batch(std::span<const float>(scratch.in.data(), count), to, p, results, RandomStream{seed, first});
+  std::memcpy(out, results.data(), count * sizeof(Out));
+}
+
+void convert_range_any(std::uint64_t first, std::size_t count, const Format& to, const Policy& p, std::uint64_t seed,
+                       Scratch& scratch, std::uint8_t* out) {
+  switch (to.storage_bits) {
+    case 8: return convert_range<std::uint8_t>(first, count, to, p, seed, scratch, out);
+    case 16: return convert_range<std::uint16_t>(first, count, to, p, seed, scratch, out);
+    case 32: return convert_range<std::uint32_t>(first, count, to, p, seed, scratch, out);
+    default: return convert_range<std::uint64_t>(first, count, to, p, seed, scratch, out);
+  }
+}
+
+}  // namespace
+
+void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed,
+                   const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume) {
+  const std::size_t width = static_cast<std::size_t>(to.storage_bits) / 8;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  // Two chunks: the threads convert one while this thread hands the other to
+  // consume, so writing a 4-8 GiB sweep overlaps converting it.
+  std::vector<std::uint8_t> chunks[2] = {std::vector<std::uint8_t>(kSweepChunk * width),
+                                         std::vector<std::uint8_t>(kSweepChunk * width)};
+  std::vector<Scratch> scratch(threads);
+  for (std::uint64_t first = 0; first <= kFloat32Count; first += kSweepChunk) {
+    std::vector<std::thread> pool;
+    if (first < kFloat32Count) {
+      std::uint8_t* chunk = chunks[(first / kSweepChunk) % 2].data();
+      for (unsigned t = 0; t < threads; ++t) {
+        const std::uint64_t begin = kSweepChunk * t / threads;
+        const std::uint64_t end = kSweepChunk * (t + 1) / threads;
+        pool.emplace_back([&, t, begin, end, chunk] {
+          convert_range_any(first + begin, end - begin, to, p, seed, scratch[t], chunk + begin * width);
+        });
+      }
+    }
+    const auto join = [&] {
+      for (auto& th : pool) th.join();
+    };
+    try {
+      if (first > 0) consume(first - kSweepChunk, chunks[(first / kSweepChunk + 1) % 2]);
+    } catch (...) {
+      join();  // a write error: the threads must end before the buffers go
+      throw;
+    }
+    join();
+  }
+}
+
+}  // namespace fmtcheck::cli

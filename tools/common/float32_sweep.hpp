@@ -1,0 +1,24 @@
+// Converts every float32 bit pattern, in order, on all cores: the engine
+// behind `sweep` (which writes the results) and `verify` (which compares them).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
+
+namespace fmtcheck::cli {
+
+inline constexpr std::uint64_t kFloat32Count = std::uint64_t{1} << 32;
+inline constexpr std::uint64_t kSweepChunk = std::uint64_t{1} << 24;
+
+// Calls consume(first_input, bytes) for consecutive chunks of kSweepChunk
+// inputs; bytes holds the little-endian container of each result
+// (to.storage_bits / 8 bytes per input). With --round sr the random draw of
+// input i is RandomStream{seed}.draw(i) (random.hpp).
+void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed,
+                   const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume);
+
+}  // namespace fmtcheck::cli

@@ -1,0 +1,52 @@
+#include "common/tensor_options.hpp"
+
+#include <sstream>
+
+#include "common/command.hpp"
+#include "common/options.hpp"
+
+namespace fmtcheck::cli {
+
+void add_read_options(CLI::App& sub, ReadArgs& args) {
+  sub.add_option("--dtype", args.dtype, "element format of raw files (fp32, bf16, e4m3, ...) and of .npy files numpy saved as void (ml_dtypes)");
+  sub.add_option("--shape", args.shape, "shape of raw files, e.g. 1024,768 (checked against the file size)");
+  sub.add_option("--column", args.column, "CSV column: header name or 0-based index (default: the first)");
+}
+
+ReadOptions to_read_options(const ReadArgs& args) {
+  ReadOptions options;
+  if (!args.dtype.empty()) options.dtype = parse_format_option(args.dtype);
+  if (!args.shape.empty()) {
+    std::vector<std::uint64_t> shape;
+    std::stringstream ss(args.shape);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
+        throw UsageError("bad --shape '" + args.shape + "': expected sizes such as 1024,768");
+      }
+      shape.push_back(std::stoull(item));
+    }
+    options.shape = shape;
+  }
+  options.column = args.column;
+  return options;
+}
+
+std::unique_ptr<TensorFile> open_tensors(const std::string& path, const ReadOptions& options) {
+  try {
+    return open_tensor_file(path, options);
+  } catch (const TensorFileError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::optional<std::regex> tensor_filter(const std::string& regex) {
+  if (regex.empty()) return std::nullopt;
+  try {
+    return std::regex(regex);
+  } catch (const std::regex_error& e) {
+    throw UsageError("bad --tensors regex '" + regex + "': " + e.what());
+  }
+}
+
+}  // namespace fmtcheck::cli
