@@ -175,13 +175,22 @@ struct Tally {
   std::size_t matched = 0, cases = 0, files = 0;
 };
 
-int run_check(const std::string& dir, const std::string& arch, std::size_t show) {
+// --model names either an architecture (the published data: instruction_for
+// picks the instruction per file) or one preset (data measured on exactly
+// that instruction, such as fmtcheck's own hardware runs under
+// docs/hardware/: every file through it, C as measured).
+Instruction instruction_for_check(const std::string& model, const Format& input, const Format& out) {
   static const std::vector<std::string> arches = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
-  if (std::find(arches.begin(), arches.end(), arch) == arches.end()) {
-    throw UsageError("bad --model '" + arch + "' for --check: expected volta, turing, ampere, ada, hopper or blackwell");
-  }
+  if (std::find(arches.begin(), arches.end(), model) != arches.end()) return instruction_for(model, input, out);
+  return {model, false, ""};
+}
+
+int run_check(const std::string& dir, const std::string& arch, std::size_t show) {
   if (!find_tensor_core_model(arch)) {
-    throw UsageError("no published tensor-core parameters for '" + arch + "' (see docs/tensor-core.md)");
+    std::string names;
+    for (const TensorCoreModel& m : tensor_core_models()) names += (names.empty() ? "" : ", ") + m.name;
+    throw UsageError("bad --model '" + arch + "' for --check: expected an architecture (volta, turing, ampere, ada, "
+                     "hopper, blackwell) or a preset (" + names + ")");
   }
   if (!fs::is_directory(dir)) throw UsageError("--check '" + dir + "' is not a folder");
   std::vector<fs::path> folders;
@@ -209,7 +218,7 @@ int run_check(const std::string& dir, const std::string& arch, std::size_t show)
         throw UsageError(fmt::format("'{}' holds {} results for {} cases", d_path, measured.size(), cs.count()));
       }
       const std::string label = fmt::format("{:<5} K={:<3} {} output", type, cs.k, out_name);
-      const Instruction ins = instruction_for(arch, input, out);
+      const Instruction ins = instruction_for_check(arch, input, out);
       if (ins.model.empty()) {
         unexplained.cases += cs.count();
         ++unexplained.files;
@@ -256,7 +265,8 @@ const bool registered = register_command({
       auto show = std::make_shared<std::size_t>(5);
       std::string models;
       for (const TensorCoreModel& m : tensor_core_models()) models += "\n  " + m.name + ": " + m.description;
-      sub.add_option("--model", o->model, "model (with --check: volta, turing, ampere, ada, hopper, blackwell):" + models)
+      sub.add_option("--model", o->model, "model (with --check: an architecture for the published data, volta, turing, ampere, ada, hopper or blackwell, or "
+                     "the preset of the one instruction the data was measured on):" + models)
           ->required();
       sub.add_option("--type", o->type, "input type: fp16, bf16, tf32, e4m3, e5m2");
       sub.add_option("--out", o->out, "output: fp32 or fp16")->capture_default_str();
