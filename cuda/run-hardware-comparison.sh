@@ -9,8 +9,9 @@
 #                      with every core, unless --prebuilt
 #   --prebuilt         use the fmtcheck and cuda-device already built in DIR
 #   --results DIR      where results go (default docs/hardware/<gpu>/)
-#   --bundle FILE      after every step, pack the results into FILE (.tar.gz),
-#                      so a run cut off still leaves what it measured
+#   --bundle FILE      after every step, pack the results into FILE (.tar.gz;
+#                      the cases into FILE-cases.tar.gz), so a run cut off
+#                      still leaves what it measured
 #   --steps LIST       comma-separated steps to run (default: all, in this
 #                      order of value): convert,mma,wgmma,probe,gemm,train,device
 #   --step-timeout S   seconds one step may take (default 480)
@@ -88,7 +89,11 @@ summary=$out/summary.md
 
 pack() {
   [ -n "$bundle" ] || return 0
-  tar -czf "$bundle.part" -C "$(dirname "$out")" "$(basename "$out")" && mv "$bundle.part" "$bundle"
+  # The cases apart (FILE-cases.tar.gz): the bigger half, each under 16 MiB.
+  tar -czf "$bundle.part" --exclude=cases -C "$(dirname "$out")" "$(basename "$out")" && mv "$bundle.part" "$bundle"
+  if [ -d "$out/cases" ]; then
+    tar -czf "$bundle.part" -C "$(dirname "$out")" "$(basename "$out")/cases" && mv "$bundle.part" "${bundle%.tar.gz}-cases.tar.gz"
+  fi
   cp "$summary" "$(dirname "$bundle")/summary.md" 2>/dev/null || true
 }
 
@@ -98,6 +103,13 @@ failed=0
 record() {
   name=$1 rc=$2 secs=$3
   result=$(grep -E 'compared|steps of batch|^PASS|^FAIL|^fmtcheck:|^\[doctest\] (test cases|Status)|SKIPPED' "$out/$name.txt" | tr '\n' ';' | sed 's/|/\\|/g')
+  # Keep the first 1000 differences of a check: the counts are in the result,
+  # and 100000-row files per check would not fit a commit or a bundle.
+  csv=$out/$name.csv
+  if [ -f "$csv" ] && [ "$(wc -l < "$csv")" -gt 1001 ]; then
+    result="$result CSV: first 1000 of $(( $(wc -l < "$csv") - 1 )) rows kept;"
+    head -n 1001 "$csv" > "$csv.part" && mv "$csv.part" "$csv"
+  fi
   echo "| $name | $rc | $secs | $result |" >> "$summary"
   if [ $rehearse -eq 1 ]; then
     if { [ "$rc" -eq 2 ] && grep -q '^fmtcheck: no GPU found: ' "$out/$name.txt"; } || [ "$rc" -eq 77 ]; then :; else

@@ -121,27 +121,39 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   check_lt(api.MatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
                                             sizeof(workspace_bytes)),
            "workspace");
-  cublasLtMatmulHeuristicResult_t found{};
+  // Up to 16 candidate algorithms, best first. K is summed in order within one
+  // kernel only without split-K: the first candidate that runs with one
+  // slice is used; when none does, the first that runs as cuBLASLt
+  // configured it (and split_k says so). Some candidates pass
+  // MatmulAlgoCheck and are still refused by Matmul (seen for FP8 on an H100).
+  constexpr int wanted = 16;
+  cublasLtMatmulHeuristicResult_t found[wanted] = {};
   int count = 0;
-  check_lt(api.MatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, 1, &found, &count), "heuristic");
+  check_lt(api.MatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, wanted, found, &count), "heuristic");
   if (count == 0) throw std::runtime_error("cuBLASLt has no algorithm for " + g.name() + " on this GPU");
-  // K summed in order within one kernel: no split-K, unless the algorithm
-  // cuBLASLt chose cannot do without (then its own choice runs, and says so).
-  const cublasLtMatmulAlgo_t chosen = found.algo;
-  const std::int32_t one_slice = 1;
-  cublasLtMatmulHeuristicResult_t checked{};
-  if (api.MatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
-                                       sizeof(one_slice)) != CUBLAS_STATUS_SUCCESS ||
-      api.MatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &found.algo, &checked) != CUBLAS_STATUS_SUCCESS) {
-    found.algo = chosen;
-    if (split_k) *split_k = "cuBLASLt's own split-K (switching it off was refused)";
-  } else if (split_k) {
-    *split_k = "split-K off";
-  }
   const float alpha = 1.0f, beta = fp8_out ? 0.0f : 1.0f;
-  check_lt(api.Matmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h,
-                      &found.algo, workspace.get(), workspace_bytes, nullptr),
-           "matmul");
+  const auto run = [&](const cublasLtMatmulAlgo_t& algo) {
+    return api.Matmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h, &algo,
+                      workspace.get(), workspace_bytes, nullptr);
+  };
+  const std::int32_t one_slice = 1;
+  cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < count && status != CUBLAS_STATUS_SUCCESS; ++i) {
+    cublasLtMatmulAlgo_t algo = found[i].algo;
+    cublasLtMatmulHeuristicResult_t checked{};
+    if (api.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice, sizeof(one_slice)) ==
+            CUBLAS_STATUS_SUCCESS &&
+        api.MatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &algo, &checked) == CUBLAS_STATUS_SUCCESS) {
+      status = run(algo);
+    }
+  }
+  if (status == CUBLAS_STATUS_SUCCESS) {
+    if (split_k) *split_k = "split-K off";
+  } else {
+    for (int i = 0; i < count && status != CUBLAS_STATUS_SUCCESS; ++i) status = run(found[i].algo);
+    if (split_k) *split_k = "cuBLASLt's own split-K (switching it off was refused)";
+  }
+  check_lt(status, "matmul");
   const std::vector<unsigned char> d_bytes = d.to_host();
   std::vector<std::uint32_t> out(m * n);
   for (std::size_t row = 0; row < m; ++row) {
