@@ -67,7 +67,7 @@ Policy DeviceConversion::policy() const {
 
 std::uint32_t expected_conversion(const DeviceConversion& conv, std::uint32_t x) {
   const bool nan = (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0;
-  if (nan && *conv.target == formats::tf32 && conv.rounding == Rounding::rna) return (x + 0x1000u) & ~0x1FFFu;
+  if (nan && *conv.target == formats::tf32 && conv.rounding == Rounding::rna) return x & ~0x1FFFu;
   return static_cast<std::uint32_t>(convert_bits(x, formats::fp32, *conv.target, conv.policy()).bits);
 }
 

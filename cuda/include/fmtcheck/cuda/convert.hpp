@@ -27,9 +27,9 @@ struct DeviceConversion {
 // What the instruction gives for the float32 bits x: the emulator's
 // conversion under conv.policy(), except where the hardware follows a rule
 // no policy expresses, measured on an H100 (docs/hardware.md):
-// cvt.rna.tf32.f32 rounds a NaN's bit pattern as it rounds a finite value's,
-// (x + 0x1000) & ~0x1FFF, so a NaN can come out as an infinity, -0 or
-// another NaN (cvt.rn and cvt.rz give the one NaN 0x7FFFE000).
+// cvt.rna.tf32.f32 cuts a NaN's low 13 bits, x & ~0x1FFF, so a NaN whose
+// payload lies in those bits comes out as an infinity (cvt.rn and cvt.rz give
+// the one NaN 0x7FFFE000).
 std::uint32_t expected_conversion(const DeviceConversion& conv, std::uint32_t x);
 
 // Every conversion the kernels implement.
