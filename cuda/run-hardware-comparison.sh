@@ -162,8 +162,10 @@ run_step() {
       done ;;
     probe) check probe probe ;;
     gemm)
-      # Each type into fp32; FP8 with scales, FAST_ACCUM on and off, and an e4m3 D with its scale.
+      # Each type into fp32; FP8 with FAST_ACCUM on and off, without and with scales, and an e4m3 D with its scale.
       for type in fp16 bf16 tf32; do check "gemm-$type" gemm --type "$type"; done
+      check gemm-e4m3-fast-unscaled gemm --type e4m3 --fast-accum
+      check gemm-e4m3-promoted-unscaled gemm --type e4m3
       check gemm-e4m3-fast gemm --type e4m3 --fast-accum --scale-a 0.5 --scale-b 2
       check gemm-e4m3-promoted gemm --type e4m3 --scale-a 0.5 --scale-b 2
       check gemm-e4m3-to-e4m3 gemm --type e4m3 --out e4m3 --fast-accum --scale-a 0.5 --scale-b 2 --scale-d 8 ;;

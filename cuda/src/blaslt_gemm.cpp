@@ -89,8 +89,9 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   // An e4m3 D takes a bf16 C (cuBLASLt's FP8 rule), unused with beta = 0.
   detail::DeviceBuffer<float> c(std::span<const float>(fp8_out ? std::vector<float>(m * n / 2 + 1, 0.0f) : c_columns));
   detail::DeviceBuffer<unsigned char> d(m * n * (fp8_out ? 1 : 4));
-  const float scales[3] = {g.scale_a, g.scale_b, g.scale_d};
-  detail::DeviceBuffer<float> scale(std::span<const float>(scales, 3));
+  // One allocation per scale: each pointer starts an allocation of its own.
+  detail::DeviceBuffer<float> scale_a(std::span<const float>(&g.scale_a, 1)), scale_b(std::span<const float>(&g.scale_b, 1)),
+      scale_d(std::span<const float>(&g.scale_d, 1));
   constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
   detail::DeviceBuffer<unsigned char> workspace(workspace_bytes);
 
@@ -103,9 +104,13 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   set(op.h, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "transb");
   if (g.fp8()) {
     set(op.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.fast_accum ? 1 : 0), "fast accum");
-    set(op.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale.get()), "A scale");
-    set(op.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale.get() + 1), "B scale");
-    if (fp8_out) set(op.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scale.get() + 2), "D scale");
+    // Scales of 1 are not passed: cuBLASLt then multiplies by nothing, and an
+    // H100's cuBLASLt 13.1 refused every FP8 matmul given scale pointers.
+    if (g.scale_a != 1.0f || g.scale_b != 1.0f) {
+      set(op.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale_a.get()), "A scale");
+      set(op.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale_b.get()), "B scale");
+    }
+    if (fp8_out && g.scale_d != 1.0f) set(op.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scale_d.get()), "D scale");
   }
   using Layout = Handle<cublasLtMatrixLayout_t>;
   Layout la{api.MatrixLayoutDestroy}, lb{api.MatrixLayoutDestroy}, lc{api.MatrixLayoutDestroy},
