@@ -103,12 +103,12 @@ failed=0
 record() {
   name=$1 rc=$2 secs=$3
   result=$(grep -E 'compared|steps of batch|^PASS|^FAIL|^fmtcheck:|^\[doctest\] (test cases|Status)|SKIPPED' "$out/$name.txt" | tr '\n' ';' | sed 's/|/\\|/g')
-  # Keep the first 1000 differences of a check: the counts are in the result,
+  # Keep the first 200 differences of a check: the counts are in the result,
   # and 100000-row files per check would not fit a commit or a bundle.
   csv=$out/$name.csv
-  if [ -f "$csv" ] && [ "$(wc -l < "$csv")" -gt 1001 ]; then
-    result="$result CSV: first 1000 of $(( $(wc -l < "$csv") - 1 )) rows kept;"
-    head -n 1001 "$csv" > "$csv.part" && mv "$csv.part" "$csv"
+  if [ -f "$csv" ] && [ "$(wc -l < "$csv")" -gt 201 ]; then
+    result="$result CSV: first 200 of $(( $(wc -l < "$csv") - 1 )) rows kept;"
+    head -n 201 "$csv" > "$csv.part" && mv "$csv.part" "$csv"
   fi
   echo "| $name | $rc | $secs | $result |" >> "$summary"
   if [ $rehearse -eq 1 ]; then
