@@ -190,9 +190,12 @@ struct Tally {
 };
 
 int run_check(const std::string& dir, const std::string& arch, std::size_t show) {
-  static const std::vector<std::string> arches = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+  static const std::vector<std::string> arches = {"volta",  "turing",    "ampere",
+                                                  "ada",    "hopper",    "blackwell",
+                                                  "blackwell-tcgen05"};
   if (std::find(arches.begin(), arches.end(), arch) == arches.end()) {
-    throw UsageError("bad --model '" + arch + "' for --check: expected volta, turing, ampere, ada, hopper or blackwell");
+    throw UsageError("bad --model '" + arch +
+                     "' for --check: expected volta, turing, ampere, ada, hopper, blackwell or blackwell-tcgen05");
   }
   if (!find_tensor_core_model(arch)) {
     throw UsageError("no published tensor-core parameters for '" + arch + "' (see docs/tensor-core.md)");
@@ -259,7 +262,7 @@ const bool registered = register_command({
       auto show = std::make_shared<std::size_t>(5);
       std::string models;
       for (const TensorCoreModel& m : tensor_core_models()) models += "\n  " + m.name + ": " + m.description;
-      sub.add_option("--model", o->model, "model (with --check: volta, turing, ampere, ada, hopper, blackwell):" + models)
+      sub.add_option("--model", o->model, "model (with --check: volta, turing, ampere, ada, hopper, blackwell, blackwell-tcgen05):" + models)
           ->required();
       sub.add_option("--type", o->type, "input type of A (and B): fp16, bf16, tf32, e4m3, e5m2, e4m3fnuz, e5m2fnuz");
       sub.add_option("--type-b", o->type_b, "input type of B when it differs from A's (e4m3 x e5m2)");
