@@ -103,7 +103,11 @@ FP32_OUTPUT = [
     ("RZ(HMMA(G2, C = HMMA(G1, C = 0)) + C)", groups(G1, G2, fp32_rz, fp32_rz)),
     ("RN(HMMA(G2, C = HMMA(G1, C = 0)) + C)", groups(G1, G2, fp32_rz, fp32_rn)),
     ("RN(HMMA(G1, C = HMMA(G2, C = 0)) + C)", groups(G2, G1, fp32_rz, fp32_rn)),
+    ("RN(HMMA(k 16-31, C = HMMA(k 0-15, C = 0)) + C)", groups(LOW, HIGH, fp32_rz, fp32_rn)),
+    ("RN(RZ(one block L = 32, F = 25, C = 0) + C)", lambda a, b, c, e: fp32_rn(fused(a, b, ALL, Q(0), fp32_rz, 25, e) + c)),
+    ("RN(exact A*B + C): one rounding", lambda a, b, c, e: fp32_rn(sum(x * y for x, y in zip(a, b)) + c)),
     ("RN(...) + C with F = 24 in the HMMAs", groups(G1, G2, fp32_rz, fp32_rn, f=24)),
+    ("RN(...) + C with F = 22 in the HMMAs", groups(G1, G2, fp32_rz, fp32_rn, f=22)),
     ("RN(...) + C with operands aligned as FP8, not fp16", None),  # filled per type below
 ]
 
