@@ -1,18 +1,9 @@
-"""Runs the fmtcheck CLI under test ($FMTCHECK_CLI, set by ctest) for the AMD matrix-core cases."""
-import os
+"""The CLI tests' fmtcheck fixture (tests/cli/conftest.py: runs $FMTCHECK_CLI,
+set by ctest), shared with the AMD matrix-core cases here."""
+import importlib.util
 import pathlib
-import subprocess
 
-import pytest
-
-
-@pytest.fixture(scope="session")
-def fmtcheck():
-    path = os.environ.get("FMTCHECK_CLI")
-    if not path or not pathlib.Path(path).is_file():
-        pytest.exit(f"FMTCHECK_CLI must name the built fmtcheck executable (got {path!r})", returncode=3)
-
-    def run(*args, stdin=None):
-        return subprocess.run([path, *map(str, args)], input=stdin, capture_output=True, timeout=120)
-    return run
-
+_spec = importlib.util.spec_from_file_location("cli_conftest", pathlib.Path(__file__).parents[1] / "cli" / "conftest.py")
+_cli = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cli)
+fmtcheck = _cli.fmtcheck
