@@ -120,7 +120,7 @@ int run(const Options& o) {
     if (!m) throw UsageError("unknown --model '" + name + "' (see fmtcheck mma --help)");
     const std::optional<DotModel> dot = m->for_inputs(input, input_b);
     if (!dot) throw UsageError("model '" + name + "' has no published arithmetic for " + types + " inputs");
-    if (accumulator != formats::fp32 && !dot->writes_fp16()) {
+    if (accumulator != formats::fp32 && !dot->writes_fp16) {
       throw UsageError("model '" + name + "' accumulates in fp32 only");
     }
     models.emplace_back(name, *dot);

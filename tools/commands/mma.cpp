@@ -134,7 +134,7 @@ int run_model(const RunOptions& o) {
     throw UsageError("model '" + model.name + "' has no published arithmetic for " + input.name +
                      (input_b == input ? "" : " x " + input_b.name) + " inputs");
   }
-  if (out != formats::fp32 && !dot->writes_fp16()) throw UsageError("model '" + model.name + "' writes fp32 only");
+  if (out != formats::fp32 && !dot->writes_fp16) throw UsageError("model '" + model.name + "' writes fp32 only");
   const Cases cs = load_cases(o.a, o.b, o.c, o.k);
   OutputFile file(o.d);
   write_binary_lines(file, run_cases(*dot, input, input_b, out, cs, false));

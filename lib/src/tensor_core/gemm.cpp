@@ -138,7 +138,7 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   }
   const DotModel& model = config.model;
   const Format& input_b = config.input_b ? *config.input_b : config.input;
-  if (config.accumulator != formats::fp32 && !model.writes_fp16()) {
+  if (config.accumulator != formats::fp32 && !model.writes_fp16) {
     throw std::invalid_argument("gemm: AMD matrix cores accumulate in fp32 only");
   }
   const int g = model.fraction_bits - config.input.mantissa_bits - input_b.mantissa_bits;

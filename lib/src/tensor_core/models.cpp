@@ -41,13 +41,15 @@ DotModel fp8_through_fp16() {
   return m;
 }
 
-// An AMD matrix core: one of the CDNA structures, nearest even to fp32.
+// An AMD matrix core: one of the CDNA structures, nearest even to fp32, the
+// only output.
 DotModel amd(DotStructure structure, int block, int fraction_bits) {
   DotModel m;
   m.structure = structure;
   m.block_size = block;
   m.fraction_bits = fraction_bits;
   m.fp32_rounding = Rounding::rne;
+  m.writes_fp16 = false;
   return m;
 }
 
@@ -72,7 +74,7 @@ const std::vector<TensorCoreModel>& all_models() {
       {"ada", "RTX 40 / L40 (sm_89) mma.sync; MMA-Sim 2025, Khattak & Mikaitis 2025",
        {{"fp16", hw(8, 24)}, {"bf16", hw(8, 24)}, {"tf32", hw(4, 24)},
         {"e4m3", hw_fp8(16, 13)}, {"e5m2", hw_fp8(16, 13)}}},
-      {"hopper", "H100 (sm_90) mma.sync/wmma, FP8 mma.sync through fp16 HMMA; MMA-Sim 2025, Khattak & Mikaitis 2025",
+      {"hopper", "H100, H200 (sm_90) mma.sync/wmma, FP8 mma.sync through fp16 HMMA; MMA-Sim 2025, Khattak & Mikaitis 2025",
        {{"fp16", hw(16, 25)}, {"bf16", hw(16, 25)}, {"tf32", hw(8, 25)},
         {"e4m3", fp8_through_fp16()}, {"e5m2", fp8_through_fp16()}}},
       {"hopper-wgmma", "H100 (sm_90a) wgmma; MMA-Sim 2025, Khattak & Mikaitis 2025",
@@ -92,7 +94,8 @@ const std::vector<TensorCoreModel>& all_models() {
        {{"fp16", hw(16, 25)}, {"bf16", hw(16, 25)}, {"tf32", hw(8, 25)},
         {"e4m3", hw(32, 25)}, {"e5m2", hw(32, 25)}}},
       {"mi100", "AMD MI100 (CDNA1) MFMA: exact blocks of 4 (bf16: 2), nearest even; Khattak & Mikaitis 2025",
-       {{"fp16", exact_block(4)}, {"bf16", exact_block(2)}}},
+       {{"fp16", amd(DotStructure::fused, 4, DotModel::exact_alignment)},
+        {"bf16", amd(DotStructure::fused, 2, DotModel::exact_alignment)}}},
       {"mi210", "AMD MI210 (CDNA2) MFMA: pairwise fp32 sums, subnormals flushed; Khattak & Mikaitis 2025", cdna2},
       {"mi250", "AMD MI250/MI250X (CDNA2) MFMA, as MI210; Khattak & Mikaitis 2025", cdna2},
       {"mi300a", "AMD MI300A (CDNA3) MFMA: L = 8, F = 24, C added late; Khattak & Mikaitis 2025", cdna3},

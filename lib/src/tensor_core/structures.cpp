@@ -99,11 +99,12 @@ Conversion pairwise_instruction(const DotModel& model, const Format& input_a, co
   DotModel nearest;
   nearest.fp32_rounding = Rounding::rne;
   std::vector<std::uint64_t> level(static_cast<std::size_t>(std::max(model.block_size, 1)), 0);
-  if (level.size() < p.terms.size()) throw std::invalid_argument("pairwise: more products than the block holds");
+  if ((level.size() & (level.size() - 1)) != 0 || level.size() < p.terms.size()) {
+    throw std::invalid_argument("pairwise: the block size must be a power of two that holds every product");
+  }
   for (std::size_t k = 0; k < p.terms.size(); ++k) {
     level[k] = flush(round_block(nearest, std::span(&p.terms[k], 1), fp32).bits);
   }
-  if (level.size() & (level.size() - 1)) throw std::invalid_argument("pairwise: the block size must be a power of two");
   while (level.size() > 1) {  // (p0 + p1) + (p2 + p3): halves first, each addition flushed
     for (std::size_t i = 0; i < level.size() / 2; ++i) {
       level[i] = flush(add_nearest(level[2 * i], level[2 * i + 1], fp32).bits);

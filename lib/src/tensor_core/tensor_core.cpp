@@ -172,15 +172,12 @@ namespace {
 Conversion instruction(const DotModel& model, const Format& input_a, const Format& input_b,
                        std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
                        const Format& out) {
-  const auto fp32_only = [&] {
-    if (out != formats::fp32) throw std::invalid_argument("dot_product_add: AMD matrix cores write fp32 only");
-  };
   switch (model.structure) {
     case DotStructure::fused: return detail::fused_instruction(model, input_a, input_b, a, b, c, out);
     case DotStructure::fp16_groups: return detail::fp16_groups_instruction(model, input_a, input_b, a, b, c, out);
-    case DotStructure::pairwise: fp32_only(); return detail::pairwise_instruction(model, input_a, input_b, a, b, c);
+    case DotStructure::pairwise: return detail::pairwise_instruction(model, input_a, input_b, a, b, c);
     case DotStructure::late_c:
-    case DotStructure::odd_even: fp32_only(); return detail::late_c_instruction(model, input_a, input_b, a, b, c);
+    case DotStructure::odd_even: return detail::late_c_instruction(model, input_a, input_b, a, b, c);
   }
   throw std::invalid_argument("dot_product_add: unknown structure");
 }
@@ -212,6 +209,7 @@ Conversion dot_product_add(const DotModel& model, const Format& input_a, const F
                            const Format& out) {
   if (a.size() != b.size()) throw std::invalid_argument("dot_product_add: a and b differ in length");
   if (!is_tensor_core_output(out)) throw std::invalid_argument("dot_product_add: output must be fp32 or fp16");
+  if (out != formats::fp32 && !model.writes_fp16) throw std::invalid_argument("dot_product_add: fp32 output only");
   const std::size_t k = a.size();
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);

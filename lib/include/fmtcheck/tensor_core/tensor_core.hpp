@@ -67,11 +67,7 @@ struct DotModel {
   Rounding fp32_rounding = Rounding::rtz;  // fp32 output (hardware: toward zero)
   int fp32_fraction_bits = 23;             // 13 on Ada and Hopper FP8: the sum is truncated further
   Rounding fp16_rounding = Rounding::rne;  // fp16 output (hardware: nearest even)
-
-  // AMD's matrix cores (pairwise, late_c, odd_even) write fp32 only.
-  [[nodiscard]] bool writes_fp16() const {
-    return structure == DotStructure::fused || structure == DotStructure::fp16_groups;
-  }
+  bool writes_fp16 = true;                 // false: fp32 output only (AMD matrix cores)
 
   friend bool operator==(const DotModel&, const DotModel&) = default;
 };
@@ -112,9 +108,8 @@ bool is_tensor_core_output(const Format& out);
 Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
                            std::span<const std::uint64_t> b, std::uint64_t c, const Format& out);
 // The same with A in `input_a` and B in `input_b` (mixed E4M3 x E5M2
-// operands, as FP8 backward passes use). The AMD structures (pairwise,
-// late_c, odd_even) write fp32 only: other outputs throw
-// std::invalid_argument.
+// operands, as FP8 backward passes use). An fp16 output for a model that
+// writes fp32 only throws std::invalid_argument.
 Conversion dot_product_add(const DotModel& model, const Format& input_a, const Format& input_b,
                            std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
                            const Format& out);
