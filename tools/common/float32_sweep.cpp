@@ -15,7 +15,8 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "sweep files are little-endian; this host is not");
 
 // One thread's buffers, kept for the whole sweep: allocating them per chunk
-// made the kernel wait on page faults (most of a sweep's time was system time).
+// makes the kernel wait on page faults (most of a sweep's time goes to the
+// system).
 struct Scratch {
   std::vector<float> in;
   std::vector<std::uint64_t> results;  // wide enough for any container
