@@ -6,7 +6,7 @@
 // check have_f16c() first.
 //
 // Why not MXCSR's flags: clearing them before every conversion (ldmxcsr)
-// makes the exhaustive sweep about 20 times slower than the conversions
+// would make the exhaustive sweep about 20 times slower than the conversions
 // themselves. Compared once outside the suite, every input's MXCSR flags in
 // all four modes agree with fmtcheck (tininess after rounding, as x86
 // detects it).
