@@ -29,7 +29,10 @@ def rate(value):
 
 
 def ratio(value, reference):
-    return f"{value / reference:.2f}" if reference else ""
+    if not reference:
+        return ""
+    r = value / reference
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.3f}"  # the core's rows are a few hundredths
 
 
 def main():
