@@ -162,13 +162,16 @@ run_step() {
       done ;;
     probe) check probe probe ;;
     gemm)
-      # Each type into fp32; FP8 with FAST_ACCUM on and off, without and with scales, and an e4m3 D with its scale.
-      for type in fp16 bf16 tf32; do check "gemm-$type" gemm --type "$type"; done
-      check gemm-e4m3-fast-unscaled gemm --type e4m3 --fast-accum
-      check gemm-e4m3-promoted-unscaled gemm --type e4m3
-      check gemm-e4m3-fast gemm --type e4m3 --fast-accum --scale-a 0.5 --scale-b 2
-      check gemm-e4m3-promoted gemm --type e4m3 --scale-a 0.5 --scale-b 2
-      check gemm-e4m3-to-e4m3 gemm --type e4m3 --out e4m3 --fast-accum --scale-a 0.5 --scale-b 2 --scale-d 8 ;;
+      # Each type into fp32; FP8 with FAST_ACCUM on and off, without and with
+      # scales, and an e4m3 D with its scale. A block of each goes to cases/gemm/.
+      mkdir -p "$out/cases/gemm"
+      gemm_check() { name=$1; shift; check "$name" gemm "$@" --cases "$out/cases/gemm/$name.txt"; }
+      for type in fp16 bf16 tf32; do gemm_check "gemm-$type" --type "$type"; done
+      gemm_check gemm-e4m3-fast-unscaled --type e4m3 --fast-accum
+      gemm_check gemm-e4m3-promoted-unscaled --type e4m3
+      gemm_check gemm-e4m3-fast --type e4m3 --fast-accum --scale-a 0.5 --scale-b 2
+      gemm_check gemm-e4m3-promoted --type e4m3 --scale-a 0.5 --scale-b 2
+      gemm_check gemm-e4m3-to-e4m3 --type e4m3 --out e4m3 --fast-accum --scale-a 0.5 --scale-b 2 --scale-d 8 ;;
     train)
       # The digits MLP: fp16 from a loss scale that overflows (skips, backoff,
       # growth every 50 steps), bf16 with torch's defaults.
