@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds fmtcheck in build/ (Release), using .venv's Python
-# for the Python tests.
+# for the Python tests once scripts/install-deps.sh has made it.
 #   bash scripts/build.sh [--strict] [TARGET...]
 # TARGETs: build only those (the main job builds fmtcheck-cli, which builds
 # the library it links); none: everything, tests and benchmark included.
@@ -14,7 +14,9 @@ if [[ "${1:-}" == "--strict" ]]; then
   strict=1
   shift
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null
+python=()
+[[ -x .venv/bin/python ]] && python=(-DPython3_EXECUTABLE="$PWD/.venv/bin/python")
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${python[@]}" >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 if [[ $strict == 0 ]]; then
