@@ -215,9 +215,10 @@ class Analyzer {
         last += per_tensor;
       }
       const std::size_t tensors = (last - first) / per_tensor;
-      std::printf("\n%s: %zu %s, %llu values\nper format, the values that overflow / underflow to zero at scale %s:\n",
+      std::printf("\n%s: %zu %s, %llu values\nper format, the values that overflow / underflow to zero %s%s:\n",
                   results_[first].file.c_str(), tensors, tensors == 1 ? "tensor" : "tensors",
-                  static_cast<unsigned long long>(values), scale_text().c_str());
+                  static_cast<unsigned long long>(values), args_.block > 0 ? "with per-block scales " : "at scale ",
+                  scale_text().c_str());
       print_file_rows(first, last);
       first = last;
     }
