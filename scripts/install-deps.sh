@@ -2,8 +2,12 @@
 # Installs what fmtcheck needs on Debian 12, skipping what is already there:
 # the Debian packages for building, and a virtual environment (.venv) with
 # the Python oracles (numpy, ml_dtypes, gfloat) and notebook tools.
+#   bash scripts/install-deps.sh [--no-python]
+# --no-python: the Debian packages only (the main job runs no Python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+python=1
+[[ "${1:-}" == "--no-python" ]] && python=0
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libboost-dev libfmt-dev doctest-dev
           libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip)
@@ -19,6 +23,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+[[ $python == 1 ]] || exit 0
 # The Python the tests run under; Debian's system Python refuses pip installs.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Quick start, part one: install, build, and run fmtcheck's main job on the
-# bundled data.
+# Quick start, part one: install, build the CLI (and the library it links,
+# nothing else), and run fmtcheck's main job on the bundled data. It ends
+# with analyze's verdict: per format, what overflows or underflows to zero
+# and the scale that fixes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-bash scripts/build.sh
+bash scripts/install-deps.sh --no-python
+bash scripts/build.sh fmtcheck-cli
 echo
 echo "== fmtcheck ranges"
 build/tools/fmtcheck ranges
 echo
-echo "== fmtcheck analyze: real weights (all-MiniLM-L6-v2 layer 0) in fp16, bf16, e4m3, e5m2"
-build/tools/fmtcheck analyze data/minilm/layer0.safetensors
-echo
 echo "== fmtcheck scale: GradScaler replay of a real gradient trace (digits MLP, 300 steps)"
 build/tools/fmtcheck scale data/digits_mlp_trace --growth-interval 50
+echo
+echo "== fmtcheck analyze: real weights (all-MiniLM-L6-v2 layer 0) in fp16, bf16, e4m3, e5m2"
+build/tools/fmtcheck analyze data/minilm/layer0.safetensors

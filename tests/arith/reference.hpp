@@ -126,7 +126,7 @@ class Table {
     const std::uint64_t s = sign ? sign_bit() : 0;
     switch (f_.specials) {
       case Specials::ieee:
-        return {s | f_.magnitude_mask() & ~((std::uint64_t{1} << m) - 1) | (std::uint64_t{1} << (m - 1)) |
+        return {s | (f_.magnitude_mask() & ~((std::uint64_t{1} << m) - 1)) | (std::uint64_t{1} << (m - 1)) |
                     payload_mantissa,
                 {}};
       case Specials::fn: return {s | f_.magnitude_mask(), {}};

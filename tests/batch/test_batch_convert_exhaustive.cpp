@@ -226,7 +226,11 @@ std::vector<Mismatches> check_every_input(const Pass& pass, const std::vector<de
 std::string target_names(std::int64_t bits) {
   std::string names;
   for (const detail::KernelTarget& t : detail::kernel_targets()) {
-    if ((bits & t.target) != 0) names += (names.empty() ? "" : " ") + std::string(hwy::TargetName(t.target));
+    if ((bits & t.target) == 0) continue;
+    // Appended piece by piece: g++ 12 warns on " " + std::string&& with a
+    // false -Wrestrict inside std::string's insert.
+    if (!names.empty()) names += " ";
+    names += hwy::TargetName(t.target);
   }
   return names;
 }

@@ -14,5 +14,6 @@ def fmtcheck():
 
     def run(*args, stdin=None):
         return subprocess.run([path, *map(str, args)], input=stdin, capture_output=True, timeout=120)
+    run.path = path
     return run
 

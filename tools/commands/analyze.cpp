@@ -17,6 +17,7 @@
 #include "common/progress.hpp"
 #include "common/table.hpp"
 #include "common/tensor_options.hpp"
+#include "common/verdict.hpp"
 #include "fmtcheck/analysis/analysis.hpp"
 #include "fmtcheck/analysis/scaling.hpp"
 #include "fmtcheck/core/decode.hpp"
@@ -36,6 +37,7 @@ struct AnalyzeArgs {
   ReadArgs read;
   std::string csv, histogram_csv, block_csv, json;
   unsigned threads = 0;  // 0: every core
+  bool full = false;     // the full table instead of the compact one
 };
 
 // --scale none | auto | amax[:MARGIN] | pow2:N
@@ -92,6 +94,8 @@ float scale_for(const ScaleSpec& spec, double amax, const Format& f) {
 struct Result {
   std::string file, tensor, format, scale;
   std::vector<std::pair<std::string, double>> measures;
+  TensorOutcome outcome;  // what the compact table and the verdict read
+  double amax = 0;
 };
 
 struct TensorHistogram {
@@ -127,15 +131,6 @@ std::vector<std::pair<std::string, double>> measures_of(const ConversionStats& s
 }
 
 std::string scale_label(float scale) { return shortest(scale); }
-
-// Counts in full, other numbers to four significant digits: enough to read
-// a table (the CSV keeps every digit).
-std::string compact(double v) {
-  if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", v);
-  return text;
-}
 
 // The histogram's rows: every binade that occurs (floor(log2 |x|) of the
 // nonzero finite values), then "zero", "infinite" and "not_a_number"
@@ -189,7 +184,8 @@ class Analyzer {
     if (results_.empty()) throw UsageError("no tensors to analyze" + (args_.tensors.empty() ? "" : " (none matches --tensors '" + args_.tensors + "')"));
   }
 
-  void print_table() const {
+  // One row per tensor and format, every measure the terminal can hold.
+  void print_full_table() const {
     Table table({"file", "tensor", "format", "scale", "values", "exact", "overflow", "saturated", "underflow",
                  "subnormal", "max rel err", "rms rel err", "amax", "best pow2 scale"});
     for (const Result& r : results_) {
@@ -204,6 +200,31 @@ class Analyzer {
                      get("best_pow2_scale")});
     }
     std::printf("policy %s\n%s", describe(policy_).c_str(), table.aligned().c_str());
+  }
+
+  // Per file, one row per tensor with the formats side by side (overflowing
+  // or saturated / underflowing to zero), then the verdict per format.
+  void print_compact() const {
+    std::printf("policy %s\n", describe(policy_).c_str());
+    const std::size_t per_tensor = formats_.size();
+    for (std::size_t first = 0; first < results_.size();) {
+      std::size_t last = first;  // one past this file's results
+      std::uint64_t values = 0;
+      while (last < results_.size() && results_[last].file == results_[first].file) {
+        values += results_[last].outcome.stats.values;  // the first format's: every format sees the same values
+        last += per_tensor;
+      }
+      const std::size_t tensors = (last - first) / per_tensor;
+      std::printf("\n%s: %zu %s, %llu values\nper format, the values that overflow / underflow to zero %s%s:\n",
+                  results_[first].file.c_str(), tensors, tensors == 1 ? "tensor" : "tensors",
+                  static_cast<unsigned long long>(values), args_.block > 0 ? "with per-block scales " : "at scale ",
+                  scale_text().c_str());
+      print_file_rows(first, last);
+      first = last;
+    }
+    std::vector<TensorOutcome> outcomes;
+    for (const Result& r : results_) outcomes.push_back(r.outcome);
+    std::printf("\nverdict:\n%s", verdict(outcomes, formats_, scale_text(), terminal_width).c_str());
   }
 
   void write_outputs() const {
@@ -257,6 +278,54 @@ class Analyzer {
   std::vector<TensorBlocks> blocks_;
 
   bool selected(const TensorInfo& t) const { return !filter_ || std::regex_search(t.name, *filter_); }
+
+  // The scale the run applied, as --scale or --block gave it.
+  std::string scale_text() const {
+    if (args_.block > 0) return block_label();
+    return args_.scale == "none" ? "1" : args_.scale;
+  }
+  std::string block_label() const {
+    std::string s = "block";
+    s += std::to_string(args_.block);
+    s += ":";
+    return s += args_.scale_rule;
+  }
+
+  // The rows of results_[first, last): as many formats side by side as fit
+  // beside tensor names of up to 40 characters (longer names are cut in the
+  // middle to fit), the rest in further tables below.
+  void print_file_rows(std::size_t first, std::size_t last) const {
+    const std::size_t per_tensor = formats_.size();
+    std::size_t min_name = 0;
+    for (std::size_t i = first; i < last; i += per_tensor) min_name = std::max(min_name, results_[i].tensor.size());
+    min_name = std::min<std::size_t>(min_name, 40);
+    const auto cell = [](const TensorOutcome& o) {
+      return std::to_string(o.stats.overflow + o.stats.saturated) + "/" + std::to_string(o.stats.underflow_to_zero);
+    };
+    std::size_t amax = std::string("amax").size();
+    std::vector<std::size_t> width(per_tensor);
+    for (std::size_t i = first; i < last; i += per_tensor) {
+      amax = std::max(amax, compact(results_[i].amax).size());
+      for (std::size_t f = 0; f < per_tensor; ++f) {
+        width[f] = std::max({width[f], formats_[f].name.size(), cell(results_[i + f].outcome).size()});
+      }
+    }
+    for (std::size_t group = 0; group < per_tensor;) {
+      std::size_t end = group, used = min_name + 2 + amax;
+      while (end < per_tensor && (end == group || used + 2 + width[end] <= terminal_width)) used += 2 + width[end++];
+      std::vector<std::string> headers{"tensor", "amax"};
+      for (std::size_t f = group; f < end; ++f) headers.push_back(formats_[f].name);
+      Table table(headers);
+      for (std::size_t i = first; i < last; i += per_tensor) {
+        std::vector<std::string> row{results_[i].tensor, compact(results_[i].amax)};
+        for (std::size_t f = group; f < end; ++f) row.push_back(cell(results_[i + f].outcome));
+        table.add_row(row);
+      }
+      table.shorten_to_fit(0, terminal_width);
+      std::printf("%s%s", group == 0 ? "" : "\n", table.aligned().c_str());
+      group = end;
+    }
+  }
 
   void analyze_tensor(const TensorFile& file, std::size_t index, Progress& progress, std::uint64_t& done) {
     const TensorInfo& info = file.tensors()[index];
@@ -356,12 +425,13 @@ class Analyzer {
         best += p.best_stats[c];
         totals += p.block_totals[c];
       }
-      Result r{file.path(), info.name, formats_[f].name, "", {}};
+      Result r{file.path(), info.name, formats_[f].name, "", {}, {}, input.amax};
       r.measures = measures_of(p.scaled ? stats : totals.stats, input);
+      r.outcome = {formats_[f].name, p.scaled ? stats : totals.stats, !p.scaled, std::nullopt, 0};
       if (p.scaled) {
         r.scale = scale_label(p.scaled->scale());
       } else {
-        r.scale = "block" + std::to_string(args_.block) + ":" + args_.scale_rule;
+        r.scale = block_label();
         r.measures.emplace_back("blocks", static_cast<double>(totals.blocks));
         r.measures.emplace_back("min_block_scale_log2", totals.min_scale_log2);
         r.measures.emplace_back("max_block_scale_log2", totals.max_scale_log2);
@@ -369,6 +439,8 @@ class Analyzer {
       if (p.best) {
         const ConversionStats& at_best = p.at_best ? best : stats;
         const std::uint64_t underflow = p.best_underflow.value_or(at_best.underflow_to_zero);
+        r.outcome.best = p.best;
+        r.outcome.underflow_at_best = underflow;
         r.measures.emplace_back("best_pow2_scale", std::ldexp(1.0, *p.best));
         r.measures.emplace_back("underflow_at_best_pow2_scale",
                                 input.values ? static_cast<double>(underflow) / static_cast<double>(input.values) : 0.0);
@@ -412,7 +484,11 @@ int run_analyze(const AnalyzeArgs& args) {
   Analyzer analyzer(args);
   analyzer.run();
   analyzer.write_outputs();
-  analyzer.print_table();
+  if (args.full) {
+    analyzer.print_full_table();
+  } else {
+    analyzer.print_compact();
+  }
   return 0;
 }
 
@@ -436,6 +512,9 @@ const bool registered = register_command({
       sub.add_option("--block-csv", args->block_csv, "with --block: one row per block and format (amax, scale_log2, counts, errors)");
       sub.add_option("--threads", args->threads, "threads measuring chunks of a tensor (default: every core)");
       sub.add_option("--json", args->json, "everything as JSON");
+      sub.add_flag("--full", args->full,
+                   "print one row per tensor and format with every measure (default: a table per file that fits 100 "
+                   "columns, and a verdict per format)");
       return std::function<int()>([=] { return run_analyze(*args); });
     }});
 

@@ -10,6 +10,7 @@
 #include "common/command.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
+#include "common/table.hpp"
 #include "common/tensor_core_files.hpp"
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
@@ -243,13 +244,17 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
       checked.matched += matched;
       checked.cases += cs.count();
       ++checked.files;
-      fmt::print("  {}: {}/{} bit matches  [{} {}{}]\n", label, matched, cs.count(), ins.model, describe(*dot, out),
-                 ins.zero_c ? ", C = 0" : "");
+      fmt::print("{}", wrap(fmt::format("  {}: ", label),
+                            fmt::format("{}/{} bit matches  [{} {}{}]", matched, cs.count(), ins.model,
+                                        describe(*dot, out), ins.zero_c ? ", C = 0" : ""),
+                            terminal_width));
+      // A case's K operands of A and B, as many to a line as fit.
       for (const std::size_t i : bad) {
-        fmt::print("    case {}: a = {}\n", i, hex_list(cs.a, i * cs.k, cs.k));
-        fmt::print("    {:>{}}  b = {}\n", "", fmt::formatted_size("case {}:", i) - 2, hex_list(cs.b, i * cs.k, cs.k));
-        fmt::print("      c = {:08x}  measured d = {:08x}  model d = {:08x}\n", ins.zero_c ? 0u : cs.c[i], measured[i],
-                   got[i]);
+        const std::string lead = fmt::format("    case {}: ", i);
+        fmt::print("{}", wrap(lead + "a = ", hex_list(cs.a, i * cs.k, cs.k), terminal_width));
+        fmt::print("{}", wrap(std::string(lead.size(), ' ') + "b = ", hex_list(cs.b, i * cs.k, cs.k), terminal_width));
+        fmt::print("{}c = {:08x}  measured d = {:08x}  model d = {:08x}\n", std::string(lead.size(), ' '),
+                   ins.zero_c ? 0u : cs.c[i], measured[i], got[i]);
       }
     }
   }

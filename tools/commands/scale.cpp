@@ -234,17 +234,40 @@ class Replay {
       std::printf("note: %llu overflow(s) at the minimum scale, where DeepSpeed stops the run (raise_error_at_min_scale)\n",
                   static_cast<unsigned long long>(deepspeed_->overflows_at_min_scale()));
     }
-    Table table({"tensor", "format", "values", "overflow", "saturated", "underflow", "underflow %", "flushed", "min scale",
+    Table table({"tensor", "format", "values", "overflow", "saturated", "underflow to zero", "flushed", "min scale",
                  "max scale"});
+    std::map<std::string, ConversionStats> per_format;
     for (const auto& [name, t] : sum.tensors) {
-      char percent[32];
-      std::snprintf(percent, sizeof percent, "%.4g", 100.0 * static_cast<double>(t.stats.underflow_to_zero) /
-                                                           static_cast<double>(std::max<std::uint64_t>(t.stats.values, 1)));
       table.add_row({name, t.format, std::to_string(t.stats.values), std::to_string(t.stats.overflow),
-                     std::to_string(t.stats.saturated), std::to_string(t.stats.underflow_to_zero), percent,
-                     std::to_string(t.stats.flushed), shortest(t.min_scale), shortest(t.max_scale)});
+                     std::to_string(t.stats.saturated), share(t.stats.underflow_to_zero, t.stats.values),
+                     std::to_string(t.stats.flushed), compact(t.min_scale), compact(t.max_scale)});
+      per_format[t.format] += t.stats;
     }
-    std::printf("%s", table.aligned().c_str());
+    table.shorten_to_fit(0, terminal_width);
+    std::printf("%s\nverdict:\n", table.aligned().c_str());
+    // Per format, what the recipe left over the whole run.
+    std::size_t label = 0;
+    for (const auto& [format, stats] : per_format) label = std::max(label, format.size());
+    for (const auto& [format, stats] : per_format) {
+      std::string text = "over ";
+      text += std::to_string(sum.steps);
+      text += " steps: ";
+      if (stats.overflow + stats.saturated == 0) text += "nothing overflows";
+      if (stats.overflow > 0) text += share(stats.overflow, stats.values) + " overflow";
+      if (stats.saturated > 0) text += (stats.overflow > 0 ? ", " : "") + share(stats.saturated, stats.values) + " saturate";
+      text += ", ";
+      text += stats.underflow_to_zero == 0 ? "nothing underflows"
+                                           : share(stats.underflow_to_zero, stats.values) + " underflow";
+      text += " to zero";
+      if (scaler_ != nullptr) {
+        text += "; ";
+        text += std::to_string(sum.skipped);
+        text += sum.skipped == 1 ? " step" : " steps";
+        text += " skipped for an overflow";
+      }
+      text += ".";
+      std::printf("%s", wrap(format + std::string(label + 2 - format.size(), ' '), text, terminal_width).c_str());
+    }
   }
 
  private:

@@ -1,6 +1,7 @@
 // A table of strings printed either aligned for people or as CSV for pandas.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,15 +16,35 @@ class Table {
   [[nodiscard]] const std::vector<std::vector<std::string>>& rows() const { return rows_; }
   // Columns padded to their widest cell, two spaces apart.
   [[nodiscard]] std::string aligned() const;
+  // Cuts the cells of `column` in the middle (to no fewer than 16
+  // characters) until aligned() fits `width` columns, where it can.
+  void shorten_to_fit(std::size_t column, std::size_t width);
   // RFC 4180: fields with commas, quotes or newlines are quoted.
   [[nodiscard]] std::string csv() const;
 
  private:
+  [[nodiscard]] std::vector<std::size_t> widths() const;
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
 };
 
+// What people read on a terminal fits this many columns (the default
+// outputs of analyze, scale and mma --check; CSV and JSON carry the rest).
+constexpr std::size_t terminal_width = 100;
+
 // Shortest decimal that reads back as the same double ("65504", "6.103515625e-05").
 std::string shortest(double v);
+// Whole numbers in full, others to four significant digits ("1234", "0.0001221"):
+// enough to read a table (the CSV keeps every digit).
+std::string compact(double v);
+// "12 (0.81%)": a count and its share of `of` values ("0", "3 (<0.01%)").
+std::string share(std::uint64_t n, std::uint64_t of);
+// `lead` then `text`, broken at spaces into lines of at most `width` columns
+// (a longer word gets a line of its own), the lines after the first indented
+// as far as `lead` reaches; every line ends in a newline.
+std::string wrap(const std::string& lead, const std::string& text, std::size_t width);
+// A name cut in the middle to at most `width` (>= 5) characters, so that its
+// start and its end (".weight", ".bias") stay readable.
+std::string elide(const std::string& name, std::size_t width);
 
 }  // namespace fmtcheck::cli

@@ -95,10 +95,12 @@ int run_train(const TrainArgs& a) {
     file.write(table.csv());
     file.commit();
   }
-  fmt::print("{} training, {} steps of batch {} on {} vs emulator ({}): {} steps agree bit for bit, {} differ; "
-             "{} skipped; last loss {}, loss scale {}\n",
-             half.name, a.steps, a.batch, device.name, choice.model->name, a.steps - disagreeing, disagreeing, skipped,
-             last_loss, scaler.scale());
+  fmt::print("{}", wrap(fmt::format("{} training, ", half.name),
+                        fmt::format("{} steps of batch {} on {} vs emulator ({}): {} steps agree bit for bit, {} differ; "
+                                    "{} skipped; last loss {}, loss scale {}",
+                                    a.steps, a.batch, device.name, choice.model->name, a.steps - disagreeing,
+                                    disagreeing, skipped, last_loss, scaler.scale()),
+                        terminal_width));
   fmt::print("{}\n", disagreeing == 0 ? "PASS: every step agrees bit for bit" : "FAIL: steps differ");
   return disagreeing == 0 ? 0 : 1;
 }

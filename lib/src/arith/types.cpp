@@ -20,7 +20,12 @@ Format format_of(const Layout& l) {
   for (const Format& preset : preset_formats()) {
     if (same_encoding(f, preset)) return preset;
   }
-  f.name = "e" + std::to_string(l.exponent_bits) + "m" + std::to_string(l.mantissa_bits);
+  // Appended piece by piece: g++ 12 warns on "e" + std::string&& with a
+  // false -Wrestrict inside std::string's insert.
+  f.name = "e";
+  f.name += std::to_string(l.exponent_bits);
+  f.name += "m";
+  f.name += std::to_string(l.mantissa_bits);
   return f;
 }
 

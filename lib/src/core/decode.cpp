@@ -2,7 +2,13 @@
 #include "fmtcheck/core/decode.hpp"
 
 #include <bit>
+// cpp_int::str() assigns a one-character literal to a std::string, which
+// g++ 12 flags with a false -Wrestrict inside libstdc++ (GCC bug 105329,
+// fixed in GCC 13); the warning is off for what Boost inlines here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"
 #include <boost/multiprecision/cpp_int.hpp>
+#pragma GCC diagnostic pop
 #include <cmath>
 #include <limits>
 
@@ -58,7 +64,9 @@ std::string to_exact_decimal(const Unpacked& x) {
   std::string digits = v.str();
   const auto frac = static_cast<std::size_t>(-k);
   if (digits.size() <= frac) digits.insert(0, frac - digits.size() + 1, '0');
-  digits.insert(digits.size() - frac, ".");
+  // One char at an iterator: inserting the string "." draws a false
+  // -Wrestrict from g++ 12 inside std::string's replace.
+  digits.insert(digits.end() - static_cast<std::ptrdiff_t>(frac), '.');
   return sign + digits;
 }
 

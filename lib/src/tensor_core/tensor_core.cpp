@@ -75,7 +75,8 @@ Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
   const int bits = static_cast<int>(boost::multiprecision::msb(m)) + 1;
   if (bits <= 64) return unpack_sum(static_cast<std::uint64_t>(m), bits, false, sum < 0, unit);
   const int drop = bits - 64;
-  const bool sticky = (m & ((cpp_int(1) << drop) - 1)) != 0;
+  // Any of the dropped low bits set: m != 0, so its lowest set bit exists.
+  const bool sticky = boost::multiprecision::lsb(m) < static_cast<unsigned>(drop);
   return unpack_sum(static_cast<std::uint64_t>(m >> drop), 64, sticky, sum < 0, unit + drop);
 }
 
