@@ -159,3 +159,27 @@ TEST_CASE("compare_with_model puts a differing parameter next to the model's") {
   }
   CHECK(disagreements == 2);
 }
+
+TEST_CASE("a model that is not one fused block is expected to show what the probes find on it") {
+  // FP8 mma.sync on sm_90 (hopper: two fp16 blocks, C added last): the
+  // expectation is the model's own probe results, so hardware that behaved
+  // like wgmma (one block of 32, F = 13, 13-bit results) would differ.
+  for (const Format* out : {&formats::fp32, &formats::fp16}) {
+    CAPTURE(out->name);
+    const ProbeTarget t{formats::e4m3, *out, 32};
+    const DotModel groups = *find_tensor_core_model("hopper")->for_input(formats::e4m3);
+    const DotModel wgmma = *find_tensor_core_model("hopper-wgmma")->for_input(formats::e4m3);
+    REQUIRE(groups.structure == DotStructure::fp16_groups);
+    const InferredArithmetic from_groups = infer_arithmetic(t, model_oracle(groups, t));
+    const InferredArithmetic from_wgmma = infer_arithmetic(t, model_oracle(wgmma, t));
+    for (const ParameterRow& row : compare_with_model(t, from_groups, groups, from_groups)) {
+      CAPTURE(row.parameter);
+      CHECK(row.agrees);
+    }
+    int disagreements = 0;
+    for (const ParameterRow& row : compare_with_model(t, from_wgmma, groups, from_groups)) {
+      disagreements += row.agrees ? 0 : 1;
+    }
+    CHECK(disagreements > 0);
+  }
+}
