@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/core/unpacked.hpp"
 #include "tensor_core/rounding.hpp"
+#include "tensor_core/terms.hpp"
 
 namespace fmtcheck {
 namespace {
@@ -49,8 +51,10 @@ struct Lines {
   std::vector<std::uint32_t> bits;  // the original bits, line by line, for the reference path
 };
 
-Lines decode_lines(const Format& f, std::span<const std::uint32_t> m, std::size_t lines, std::size_t k,
-                   std::size_t line_stride, std::size_t k_stride) {
+// Bits of `f`, read as values of `as` (f itself, or fp16 for FP8 mma.sync;
+// exact either way).
+Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint32_t> m, std::size_t lines,
+                   std::size_t k, std::size_t line_stride, std::size_t k_stride) {
   Lines out;
   out.sig.resize(lines * k);
   out.align.resize(lines * k);
@@ -60,7 +64,7 @@ Lines decode_lines(const Format& f, std::span<const std::uint32_t> m, std::size_
     for (std::size_t i = 0; i < k; ++i) {
       const std::uint32_t bits = m[l * line_stride + i * k_stride];
       bool special = false;
-      const Operand o = decode(f, bits, special);
+      const Operand o = as == f ? decode(f, bits, special) : decode(as, convert_bits(bits, f, as).bits, special);
       out.sig[l * k + i] = o.sig;
       out.align[l * k + i] = o.align;
       out.bits[l * k + i] = bits;
@@ -75,47 +79,68 @@ struct Kernel {
   detail::BlockRounding rounding;  // to config.accumulator
   int shift_up;  // G = F - m_a - m_b: a product's integer significand is aligned by << G >> (e_max - align)
   std::size_t block;
+  bool groups;  // FP8 mma.sync: two fp16 blocks per instruction, C added last
 
   // The tensor core over one chunk of k, from a zero accumulator: bits of
-  // config.accumulator.
+  // config.accumulator. FP8 mma.sync (fp16_groups) runs each instruction as
+  // two fused blocks over lanes (k - k0) mod 4 in {0,1} then {2,3}, and adds
+  // the running accumulator last, rounded to nearest.
   [[nodiscard]] std::uint32_t chunk(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
                                     const std::int32_t* eb, std::size_t len) const {
-    const int f = config.model.fraction_bits;
-    const int c_m = config.accumulator.mantissa_bits;
-    Operand c;               // +0: a block of zeros after it gives +0 again
-    std::uint32_t c_bits = 0;
+    std::uint32_t c_bits = 0;  // +0
     for (std::size_t k0 = 0; k0 < len; k0 += block) {
       const std::size_t k1 = std::min(len, k0 + block);
-      std::int32_t e_max = c.align;
-      for (std::size_t k = k0; k < k1; ++k) e_max = std::max(e_max, ea[k] + eb[k]);
-      if (e_max < zero_align / 2) {  // every term is zero
-        c = {};
-        c_bits = 0;
+      if (!groups) {
+        c_bits = fused_block<4>(sa, ea, sb, eb, k0, k1, 0, c_bits);
         continue;
       }
-      const int unit = e_max - f;
-      std::int64_t sum = 0;
-      if (c.sig != 0) {
-        const int shift = unit - (c.align - c_m);
-        const std::int64_t mag = std::abs(c.sig);
-        const std::int64_t t = shift >= 63 ? 0 : shift > 0 ? mag >> shift : mag << -shift;
-        sum = c.sig < 0 ? -t : t;
-      }
-      for (std::size_t k = k0; k < k1; ++k) {
-        const std::int64_t p = static_cast<std::int64_t>(sa[k]) * sb[k];
-        const int d = std::min(e_max - (ea[k] + eb[k]), 63);
-        const std::int64_t t = ((p < 0 ? -p : p) << shift_up) >> d;  // truncation toward zero
-        sum += p < 0 ? -t : t;
-      }
-      c_bits = sum == 0 ? 0u
-                        : static_cast<std::uint32_t>(
-                              round_to_format(detail::fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);
-      bool special = false;
-      c = decode(config.accumulator, c_bits, special);
-      // An overflow to infinity (fp16 accumulators) stays: later blocks add finite terms.
-      if (special) return c_bits;
+      const std::uint32_t first = fused_block<2>(sa, ea, sb, eb, k0, k1, 0, 0);
+      const std::uint32_t second = fused_block<2>(sa, ea, sb, eb, k0, k1, 2, first);
+      c_bits = static_cast<std::uint32_t>(detail::add_nearest(second, c_bits, config.accumulator).bits);
     }
     return c_bits;
+  }
+
+  // One fused block: C (bits of config.accumulator) and the products k in
+  // [k0, k1) whose lane (k - k0) mod 4 lies in [first, first + Lanes).
+  template <int Lanes>
+  [[nodiscard]] std::uint32_t fused_block(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
+                                          const std::int32_t* eb, std::size_t k0, std::size_t k1, int first,
+                                          std::uint32_t c_bits) const {
+    const auto each = [&](auto&& term) {
+      if constexpr (Lanes == 4) {
+        for (std::size_t k = k0; k < k1; ++k) term(k);
+      } else {
+        for (std::size_t q = k0 + static_cast<std::size_t>(first); q < k1; q += 4) {
+          for (std::size_t r = 0; r < Lanes && q + r < k1; ++r) term(q + r);
+        }
+      }
+    };
+    bool special = false;
+    const Operand c = decode(config.accumulator, c_bits, special);
+    // An infinite C (an fp16 accumulator that overflowed) decides the block:
+    // the products here are finite.
+    if (special) return c_bits;
+    std::int32_t e_max = c.align;
+    each([&](std::size_t k) { e_max = std::max(e_max, ea[k] + eb[k]); });
+    if (e_max < zero_align / 2) return 0;  // every term is zero: +0
+    const int unit = e_max - config.model.fraction_bits;
+    std::int64_t sum = 0;
+    if (c.sig != 0) {
+      const int shift = unit - (c.align - config.accumulator.mantissa_bits);
+      const std::int64_t mag = std::abs(c.sig);
+      const std::int64_t t = shift >= 63 ? 0 : shift > 0 ? mag >> shift : mag << -shift;
+      sum = c.sig < 0 ? -t : t;
+    }
+    each([&](std::size_t k) {
+      const std::int64_t p = static_cast<std::int64_t>(sa[k]) * sb[k];
+      const int d = std::min(e_max - (ea[k] + eb[k]), 63);
+      const std::int64_t t = ((p < 0 ? -p : p) << shift_up) >> d;  // truncation toward zero
+      sum += p < 0 ? -t : t;
+    });
+    if (sum == 0) return 0;
+    return static_cast<std::uint32_t>(
+        round_to_format(detail::fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);
   }
 };
 
@@ -141,17 +166,22 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   if (config.accumulator != formats::fp32 && !model.writes_fp16) {
     throw std::invalid_argument("gemm: AMD matrix cores accumulate in fp32 only");
   }
-  const int g = model.fraction_bits - config.input.mantissa_bits - input_b.mantissa_bits;
-  // The fast block is one fused block; it needs F >= m_a + m_b (true of
-  // every hardware preset) and terms that fit in 64 bits with their carries;
-  // the rest goes to the reference.
-  const bool fast = model.structure == DotStructure::fused && model.fraction_bits != DotModel::exact_alignment &&
-                    g >= 0 && model.fraction_bits <= 40;
+  // FP8 mma.sync reads its operands as fp16 values (an FP8 subnormal aligns
+  // as the fp16 normal it is).
+  const bool groups = model.structure == DotStructure::fp16_groups;
+  const Format& read_a = groups ? formats::fp16 : config.input;
+  const Format& read_b = groups ? formats::fp16 : input_b;
+  const int g = model.fraction_bits - read_a.mantissa_bits - read_b.mantissa_bits;
+  // The fast kernel covers fused blocks and FP8 mma.sync; it needs
+  // F >= m_a + m_b (true of every hardware preset) and terms that fit in 64
+  // bits with their carries; the rest goes to the reference.
+  const bool fast = (model.structure == DotStructure::fused || groups) &&
+                    model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40;
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
-  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block};
-  const Lines rows = decode_lines(config.input, a, m, k, k, 1);
-  const Lines cols = decode_lines(input_b, b, n, k, 1, n);
+  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block, groups};
+  const Lines rows = decode_lines(config.input, read_a, a, m, k, k, 1);
+  const Lines cols = decode_lines(input_b, read_b, b, n, k, 1, n);
   const float scale = config.scale_a * config.scale_b;
   const std::size_t slice = (k + config.split_k - 1) / config.split_k;
   const std::size_t chunk = config.promote_every == 0 ? std::max<std::size_t>(slice, 1) : config.promote_every;

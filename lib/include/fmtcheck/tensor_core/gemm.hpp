@@ -29,7 +29,8 @@ struct GemmConfig {
 // D = A·B + C, row-major: A is M×K container bits of config.input, B K×N
 // container bits of config.input_b (or config.input), C and D are M×N
 // float32 (D may not alias A or B). Models of every structure are taken;
-// fused ones run a fast kernel, the others dot_product_add per chunk.
+// fused ones and FP8 mma.sync run a fast kernel, the AMD structures
+// dot_product_add per chunk.
 //
 // For each slice of K (split_k of them, nearly equal, in order) the tensor
 // core computes each chunk of promote_every elements (or the whole slice)
