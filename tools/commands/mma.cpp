@@ -189,16 +189,22 @@ struct Tally {
   std::size_t matched = 0, cases = 0, files = 0;
 };
 
-int run_check(const std::string& dir, const std::string& arch, std::size_t show) {
-  static const std::vector<std::string> arches = {"volta",  "turing",    "ampere",
-                                                  "ada",    "hopper",    "blackwell",
-                                                  "blackwell-tcgen05"};
-  if (std::find(arches.begin(), arches.end(), arch) == arches.end()) {
-    throw UsageError("bad --model '" + arch +
-                     "' for --check: expected volta, turing, ampere, ada, hopper, blackwell or blackwell-tcgen05");
-  }
+// --model names either an architecture (the published data: instruction_for
+// picks the instruction per file) or, with --preset or a name that is no
+// architecture, the one preset the data was measured on (fmtcheck's own
+// hardware runs under docs/hardware/): every file through it, C as measured.
+Instruction instruction_for_check(const std::string& model, bool preset, const Format& input, const Format& out) {
+  static const std::vector<std::string> arches = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+  if (!preset && std::find(arches.begin(), arches.end(), model) != arches.end()) return instruction_for(model, input, out);
+  return {model, false};
+}
+
+int run_check(const std::string& dir, const std::string& arch, bool preset, std::size_t show) {
   if (!find_tensor_core_model(arch)) {
-    throw UsageError("no published tensor-core parameters for '" + arch + "' (see docs/tensor-core.md)");
+    std::string names;
+    for (const TensorCoreModel& m : tensor_core_models()) names += (names.empty() ? "" : ", ") + m.name;
+    throw UsageError("bad --model '" + arch + "' for --check: expected an architecture (volta, turing, ampere, ada, "
+                     "hopper, blackwell) or a preset (" + names + ")");
   }
   if (!fs::is_directory(dir)) throw UsageError("--check '" + dir + "' is not a folder");
   std::vector<fs::path> folders;
@@ -225,7 +231,7 @@ int run_check(const std::string& dir, const std::string& arch, std::size_t show)
         throw UsageError(fmt::format("'{}' holds {} results for {} cases", d_path, measured.size(), cs.count()));
       }
       const std::string label = fmt::format("{:<5} K={:<3} {} output", type, cs.k, out_name);
-      const Instruction ins = instruction_for(arch, input, out);
+      const Instruction ins = instruction_for_check(arch, preset, input, out);
       const std::optional<DotModel> dot = model_or_throw(ins.model).for_input(input);
       if (!dot) throw UsageError("model '" + ins.model + "' has no published arithmetic for " + input.name);
       const std::vector<std::uint32_t> got = run_cases(*dot, input, input, out, cs, ins.zero_c);
@@ -262,7 +268,8 @@ const bool registered = register_command({
       auto show = std::make_shared<std::size_t>(5);
       std::string models;
       for (const TensorCoreModel& m : tensor_core_models()) models += "\n  " + m.name + ": " + m.description;
-      sub.add_option("--model", o->model, "model (with --check: volta, turing, ampere, ada, hopper, blackwell, blackwell-tcgen05):" + models)
+      sub.add_option("--model", o->model, "model (with --check: an architecture for the published data, volta, turing, "
+                     "ampere, ada, hopper or blackwell, or the preset of the one instruction the data was measured on):" + models)
           ->required();
       sub.add_option("--type", o->type, "input type of A (and B): fp16, bf16, tf32, e4m3, e5m2, e4m3fnuz, e5m2fnuz");
       sub.add_option("--type-b", o->type_b, "input type of B when it differs from A's (e4m3 x e5m2)");
@@ -274,8 +281,12 @@ const bool registered = register_command({
       sub.add_option("--d", o->d, "where D goes, one float32 bit pattern in binary per line")->capture_default_str();
       sub.add_option("--check", *check, "folder of published measurements for one GPU (subfolders per input type)");
       sub.add_option("--show", *show, "with --check: mismatches listed per file")->capture_default_str();
-      return [o, check, show]() -> int {
-        if (!check->empty()) return run_check(*check, o->model, *show);
+      auto preset = std::make_shared<bool>(false);
+      sub.add_flag("--preset", *preset,
+                   "with --check: --model is the preset of the one instruction the data was measured on, for every file "
+                   "(as in fmtcheck's own hardware runs), not an architecture of the published data");
+      return [o, check, show, preset]() -> int {
+        if (!check->empty()) return run_check(*check, o->model, *preset, *show);
         if (o->type.empty() || o->a.empty() || o->b.empty()) throw UsageError("mma needs --type, --a and --b (or --check DIR)");
         return run_model(*o);
       };
