@@ -69,6 +69,9 @@ TEST_CASE("the probes recover every preset's parameters, fp32 and fp16 output") 
       // recover (tests/tensor_core pins those by hand-built cases).
       if (e.dot.structure != DotStructure::fused) continue;
       const Format input = format_from_string(e.input);
+      // The probes are built for NVIDIA's inputs; AMD's fnuz FP8 (no
+      // infinity, NaN 0x80) is no target of theirs.
+      if (input == formats::e4m3fnuz || input == formats::e5m2fnuz) continue;
       for (const Format& out : {formats::fp32, formats::fp16}) {
         if (out == formats::fp16 && !e.dot.writes_fp16) continue;
         CAPTURE(m.name);
