@@ -147,13 +147,9 @@ Conversion late_c_instruction(const DotModel& model, const Format& input_a, cons
   }
 
   const Term ct = to_term(cc, fp32);
-  DotModel nearest;
-  nearest.fp32_rounding = Rounding::rne;
-  if (!sum.any) {  // no nonzero product: D is C
-    const Term terms[] = {ct};
-    Conversion d = round_block(nearest, terms, fp32);
-    if (ct.magnitude == 0) d.bits = (cc.sign && p.all_negative_zero) ? fp32.sign_bit() : 0;
-    return d;
+  if (!sum.any) {  // no nonzero product: D is C (-0 only when C and every product are -0)
+    if (ct.magnitude != 0) return {c, {}};
+    return {(cc.sign && p.all_negative_zero) ? fp32.sign_bit() : 0, {}};
   }
   // C's exponent, at least -126 (a zero C counts as 2^-126).
   const int e_c = ct.magnitude != 0 ? ct.align : fp32.min_exponent();
@@ -170,7 +166,8 @@ Conversion late_c_instruction(const DotModel& model, const Format& input_a, cons
     total = sum.sum + (truncate ? shift_toward_zero(c_signed, unit - ct.lsb) : shift_down(c_signed, unit - ct.lsb));
   }
   if (total == 0) return {0, {}};
-  return round_to_format(fixed_point_value(total, unit), fp32, block_rounding(nearest, fp32).policy);
+  const Policy nearest;  // to nearest even, subnormals kept, overflow to infinity
+  return round_to_format(fixed_point_value(total, unit), fp32, nearest);
 }
 
 }  // namespace fmtcheck::detail
