@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -52,9 +53,10 @@ struct Lines {
 };
 
 // Bits of `f`, read as values of `as` (f itself, or fp16 for FP8 mma.sync;
-// exact either way).
+// exact either way). A line with an element aligned above max_align goes to
+// the reference path too (CDNA3: its products may reach 2^128).
 Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint32_t> m, std::size_t lines,
-                   std::size_t k, std::size_t line_stride, std::size_t k_stride) {
+                   std::size_t k, std::size_t line_stride, std::size_t k_stride, int max_align) {
   Lines out;
   out.sig.resize(lines * k);
   out.align.resize(lines * k);
@@ -68,7 +70,7 @@ Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint3
       out.sig[l * k + i] = o.sig;
       out.align[l * k + i] = o.align;
       out.bits[l * k + i] = bits;
-      out.special[l] |= special ? 1 : 0;
+      out.special[l] |= special || o.align > max_align ? 1 : 0;
     }
   }
   return out;
@@ -80,16 +82,23 @@ struct Kernel {
   int shift_up;  // G = F - m_a - m_b: a product's integer significand is aligned by << G >> (e_max - align)
   std::size_t block;
   bool groups;  // FP8 mma.sync: two fp16 blocks per instruction, C added last
+  DotStructure structure;
 
   // The tensor core over one chunk of k, from a zero accumulator: bits of
   // config.accumulator. FP8 mma.sync (fp16_groups) runs each instruction as
   // two fused blocks over lanes (k - k0) mod 4 in {0,1} then {2,3}, and adds
-  // the running accumulator last, rounded to nearest.
+  // the running accumulator last, rounded to nearest. A zero result may
+  // differ from the reference's in sign only, which promotion into the +0
+  // accumulator erases.
   [[nodiscard]] std::uint32_t chunk(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
                                     const std::int32_t* eb, std::size_t len) const {
     std::uint32_t c_bits = 0;  // +0
     for (std::size_t k0 = 0; k0 < len; k0 += block) {
       const std::size_t k1 = std::min(len, k0 + block);
+      if (structure == DotStructure::late_c || structure == DotStructure::odd_even) {
+        c_bits = late_c_block(sa, ea, sb, eb, k0, k1, c_bits);
+        continue;
+      }
       if (!groups) {
         c_bits = fused_block<4>(sa, ea, sb, eb, k0, k1, 0, c_bits);
         continue;
@@ -142,6 +151,45 @@ struct Kernel {
     return static_cast<std::uint32_t>(
         round_to_format(detail::fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);
   }
+
+  // The products k in [k0, k1) of every `step`-th lane from k0 + first,
+  // truncated at 2^(e_max - F) and summed without C (CDNA3).
+  [[nodiscard]] detail::PartialSum partial_sum(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
+                                               const std::int32_t* eb, std::size_t k0, std::size_t k1,
+                                               std::size_t first, std::size_t step) const {
+    detail::PartialSum s;
+    std::int32_t e_max = zero_align;
+    for (std::size_t k = k0 + first; k < k1; k += step) e_max = std::max(e_max, ea[k] + eb[k]);
+    if (e_max < zero_align / 2) return s;  // no nonzero product
+    s = {0, e_max - config.model.fraction_bits, e_max, true};
+    for (std::size_t k = k0 + first; k < k1; k += step) {
+      const std::int64_t p = static_cast<std::int64_t>(sa[k]) * sb[k];
+      const int d = std::min(e_max - (ea[k] + eb[k]), 63);
+      const std::int64_t t = ((p < 0 ? -p : p) << shift_up) >> d;  // truncation toward zero
+      s.sum += p < 0 ? -t : t;
+    }
+    return s;
+  }
+
+  // One CDNA3 instruction (late_c, odd_even) with C = c_bits (fp32): the
+  // products' sum, then C added late (structures.cpp, add_late_c).
+  [[nodiscard]] std::uint32_t late_c_block(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
+                                           const std::int32_t* eb, std::size_t k0, std::size_t k1,
+                                           std::uint32_t c_bits) const {
+    bool special = false;
+    decode(formats::fp32, c_bits, special);
+    if (special) return c_bits;  // an infinite C decides: the products here are finite
+    detail::PartialSum sum;
+    if (structure == DotStructure::late_c) {
+      sum = partial_sum(sa, ea, sb, eb, k0, k1, 0, 1);
+    } else {
+      sum = detail::combine_odd_even(partial_sum(sa, ea, sb, eb, k0, k1, 0, 2),
+                                     partial_sum(sa, ea, sb, eb, k0, k1, 1, 2));
+    }
+    // The decoded lines keep no sign of zero: a zero D's sign is the one
+    // thing this may get wrong (see chunk).
+    return static_cast<std::uint32_t>(detail::add_late_c(config.model, sum, c_bits, false).bits);
+  }
 };
 
 // The accumulator's bits as a float: fp16 widens exactly.
@@ -172,16 +220,20 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   const Format& read_a = groups ? formats::fp16 : config.input;
   const Format& read_b = groups ? formats::fp16 : input_b;
   const int g = model.fraction_bits - read_a.mantissa_bits - read_b.mantissa_bits;
-  // The fast kernel covers fused blocks and FP8 mma.sync; it needs
+  // The fast kernel covers fused blocks, FP8 mma.sync and CDNA3; it needs
   // F >= m_a + m_b (true of every hardware preset) and terms that fit in 64
   // bits with their carries; the rest goes to the reference.
-  const bool fast = (model.structure == DotStructure::fused || groups) &&
+  const bool late_c = model.structure == DotStructure::late_c || model.structure == DotStructure::odd_even;
+  const bool fast = (model.structure == DotStructure::fused || groups || late_c) &&
                     model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40;
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
-  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block, groups};
-  const Lines rows = decode_lines(config.input, read_a, a, m, k, k, 1);
-  const Lines cols = decode_lines(input_b, read_b, b, n, k, 1, n);
+  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block, groups, model.structure};
+  // CDNA3 makes a product of 2^128 or more infinite: operands below 2^63
+  // keep every product below 2^128 for the fast path.
+  const int max_align = late_c ? 62 : std::numeric_limits<int>::max();
+  const Lines rows = decode_lines(config.input, read_a, a, m, k, k, 1, max_align);
+  const Lines cols = decode_lines(input_b, read_b, b, n, k, 1, n, max_align);
   const float scale = config.scale_a * config.scale_b;
   const std::size_t slice = (k + config.split_k - 1) / config.split_k;
   const std::size_t chunk = config.promote_every == 0 ? std::max<std::size_t>(slice, 1) : config.promote_every;

@@ -29,7 +29,7 @@ struct GemmConfig {
 // D = A·B + C, row-major: A is M×K container bits of config.input, B K×N
 // container bits of config.input_b (or config.input), C and D are M×N
 // float32 (D may not alias A or B). Models of every structure are taken;
-// fused ones and FP8 mma.sync run a fast kernel, the AMD structures
+// fused ones, FP8 mma.sync and CDNA3 run a fast kernel, CDNA2 (pairwise)
 // dot_product_add per chunk.
 //
 // For each slice of K (split_k of them, nearly equal, in order) the tensor
