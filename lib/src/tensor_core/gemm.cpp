@@ -1,8 +1,10 @@
-// The GEMM kernel: the fused block of tensor_core.cpp on pre-decoded
-// operands, so that a 1024^3 FP8 GEMM takes seconds. It is an optimisation
-// of dot_product_add, not a second definition: tests/tensor_core/test_gemm.cpp
-// checks it bit for bit against dot_product_add, and it hands everything it
-// does not cover (exact alignment, NaN and infinity) to dot_product_add.
+// The GEMM kernel: the fused block of tensor_core.cpp (and the fused blocks
+// of FP8 mma.sync and CDNA3's sums) on pre-decoded operands, so that a
+// 1024^3 FP8 GEMM takes seconds. It is an optimisation of dot_product_add,
+// not a second definition: tests/tensor_core/test_gemm.cpp checks it bit for
+// bit against dot_product_add, and it hands everything it does not cover
+// (exact alignment, NaN and infinity, CDNA2, CDNA3 operands of 2^63 or more)
+// to dot_product_add.
 #include "fmtcheck/tensor_core/gemm.hpp"
 
 #include <algorithm>
