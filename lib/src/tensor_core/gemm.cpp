@@ -1,13 +1,14 @@
 // The GEMM kernel: the fused block of tensor_core.cpp (and the fused blocks
-// of FP8 mma.sync and CDNA3's sums) on pre-decoded operands, so that a
-// 1024^3 FP8 GEMM takes seconds. It is an optimisation of dot_product_add,
-// not a second definition: tests/tensor_core/test_gemm.cpp checks it bit for
-// bit against dot_product_add, and it hands everything it does not cover
-// (exact alignment, NaN and infinity, CDNA2, CDNA3 operands of 2^63 or more)
-// to dot_product_add.
+// of FP8 mma.sync, CDNA3's sums and CDNA2's fp32 additions) on pre-decoded
+// operands, so that a 1024^3 FP8 GEMM takes seconds. It is an optimisation
+// of dot_product_add, not a second definition: tests/tensor_core/test_gemm.cpp
+// checks it bit for bit against dot_product_add, and it hands everything it
+// does not cover (exact alignment, NaN and infinity, CDNA3 operands of 2^63
+// or more) to dot_product_add.
 #include "fmtcheck/tensor_core/gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -23,6 +24,9 @@
 
 namespace fmtcheck {
 namespace {
+
+// The longest CDNA2 instruction the fast kernel sums (the presets' L is 4).
+constexpr std::size_t max_pairwise_block = 64;
 
 // A zero operand's exponent: so low that a product with it never sets e_max
 // and its (zero) term needs no special case.
@@ -85,6 +89,8 @@ struct Kernel {
   std::size_t block;
   bool groups;  // FP8 mma.sync: two fp16 blocks per instruction, C added last
   DotStructure structure;
+  const Format& input_a;  // the formats the lines were decoded from (CDNA2 flushes their subnormals)
+  const Format& input_b;
 
   // The tensor core over one chunk of k, from a zero accumulator: bits of
   // config.accumulator. FP8 mma.sync (fp16_groups) runs each instruction as
@@ -99,6 +105,10 @@ struct Kernel {
       const std::size_t k1 = std::min(len, k0 + block);
       if (structure == DotStructure::late_c || structure == DotStructure::odd_even) {
         c_bits = late_c_block(sa, ea, sb, eb, k0, k1, c_bits);
+        continue;
+      }
+      if (structure == DotStructure::pairwise) {
+        c_bits = pairwise_block(sa, ea, sb, eb, k0, k1, c_bits);
         continue;
       }
       if (!groups) {
@@ -173,6 +183,31 @@ struct Kernel {
     return s;
   }
 
+  // One CDNA2 instruction with C = c_bits (fp32) in float arithmetic, which
+  // is IEEE's in the default environment (as the promotion below assumes):
+  // subnormal operands, products, sums and C flushed to zero of their sign,
+  // products exact or overflowing (fp16, bf16), (p0 + p1) + (p2 + p3), then
+  // C + tree, each addition to nearest even; a NaN is the canonical one.
+  [[nodiscard]] std::uint32_t pairwise_block(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
+                                             const std::int32_t* eb, std::size_t k0, std::size_t k1,
+                                             std::uint32_t c_bits) const {
+    const auto flush = [](float x) { return std::fabs(x) < 0x1p-126f ? std::copysign(0.0f, x) : x; };
+    const auto value = [](std::int32_t sig, std::int32_t align, const Format& f) {
+      const float x = std::ldexp(static_cast<float>(sig), align - f.mantissa_bits);  // exact
+      return std::fabs(x) < std::ldexp(1.0f, f.min_exponent()) ? std::copysign(0.0f, x) : x;
+    };
+    std::array<float, max_pairwise_block> level{};  // missing slots of a short instruction: +0
+    for (std::size_t k = k0; k < k1; ++k) {
+      level[k - k0] = flush(value(sa[k], ea[k], input_a) * value(sb[k], eb[k], input_b));
+    }
+    for (std::size_t n = block; n > 1; n /= 2) {
+      for (std::size_t i = 0; i < n / 2; ++i) level[i] = flush(level[2 * i] + level[2 * i + 1]);
+    }
+    // C is +0 or an earlier instruction's flushed D: never subnormal.
+    const float d = flush(std::bit_cast<float>(c_bits) + level[0]);
+    return std::isnan(d) ? 0x7FFFFFFFu : std::bit_cast<std::uint32_t>(d);
+  }
+
   // One CDNA3 instruction (late_c, odd_even) with C = c_bits (fp32): the
   // products' sum, then C added late (structures.cpp, add_late_c).
   [[nodiscard]] std::uint32_t late_c_block(const std::int32_t* sa, const std::int32_t* ea, const std::int32_t* sb,
@@ -226,11 +261,16 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   // F >= m_a + m_b (true of every hardware preset) and terms that fit in 64
   // bits with their carries; the rest goes to the reference.
   const bool late_c = model.structure == DotStructure::late_c || model.structure == DotStructure::odd_even;
-  const bool fast = (model.structure == DotStructure::fused || groups || late_c) &&
-                    model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40;
+  // CDNA2 (pairwise) sums fp32 values of fp16 or bf16 products, exact in float.
+  const bool pairwise = model.structure == DotStructure::pairwise && read_a.precision() + read_b.precision() <= 24 &&
+                        model.block_size > 0 && model.block_size <= static_cast<int>(max_pairwise_block) &&
+                        (model.block_size & (model.block_size - 1)) == 0;
+  const bool fast = pairwise || ((model.structure == DotStructure::fused || groups || late_c) &&
+                                 model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40);
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
-  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block, groups, model.structure};
+  const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block, groups, model.structure,
+                      read_a, read_b};
   // CDNA3 makes a product of 2^128 or more infinite: operands below 2^63
   // keep every product below 2^128 for the fast path.
   const int max_align = late_c ? 62 : std::numeric_limits<int>::max();

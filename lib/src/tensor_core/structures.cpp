@@ -113,12 +113,12 @@ Conversion fp16_groups_instruction(const DotModel& model, const Format& input_a,
 
 Conversion pairwise_instruction(const DotModel& model, const Format& input_a, const Format& input_b,
                                 std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c) {
+  // NaN and infinite operands and C were decided before the first
+  // instruction (dot_product_add); from there on the arithmetic is IEEE's,
+  // an infinite C from an earlier instruction included.
   const Format& fp32 = formats::fp32;
   const Products p = products(input_a, input_b, a, b, /*flush_subnormals=*/true);
-  Special s = p.special;
-  const Unpacked cc = unpack(fp32, c);
-  s.note(cc.is_nan(), cc.is_inf(), cc.sign);
-  if (s.decides()) return s.result(fp32);
+  if (p.special.decides()) return p.special.result(fp32);
   // Each product rounded to fp32 (exact for fp16 and bf16 unless it
   // overflows), flushed below 2^-126; missing slots of a short last
   // instruction are +0, as zero padding.
