@@ -1,20 +1,22 @@
 """Counts behind docs/tensor-core.md's tables for FP8 mma.sync (m16n8k32) on
-H100 (fp16 output) and B200 (fp16 and fp32 output): each hypothesis replayed
-on the published measurements in exact rational arithmetic (standard library
-only, independent of fmtcheck).
+H100 (fp16 output) and B200 (fp16 and fp32 output), and on fmtcheck's own
+H100 run (seed 2, fp32 output, docs/hardware/): each hypothesis replayed on
+the measurements in exact rational arithmetic (standard library only,
+independent of fmtcheck).
 
     python3 docs/tensor-core-fp8-mma-sync.py [DATA_DIR]      # a few minutes
 
 DATA_DIR (default ../shared/data/tensor-core) holds H100/ and B200-first-half/.
 """
-import math, struct, sys
+import math, pathlib, struct, sys
 from fractions import Fraction as Q
 
 DATA = sys.argv[1] if len(sys.argv) > 1 else "../shared/data/tensor-core"
 
 
-def f32(bits):
-    return Q(struct.unpack("<f", struct.pack("<I", bits))[0])
+def f32(bits):  # None for NaN and infinity
+    x = struct.unpack("<f", struct.pack("<I", bits))[0]
+    return Q(x) if math.isfinite(x) else None
 
 
 def sign(x):
@@ -112,28 +114,36 @@ FP32_OUTPUT = [
 ]
 
 
-def load(folder, gpu, typ, out):
-    words = lambda name: open(f"{DATA}/{folder}/{typ}/{name}").read().split()
+def load(folder, gpu, typ, out, c_to_fp16):
+    """Cases (a, b, c, d) of one file; those with NaN or infinity are left out."""
+    words = lambda name: open(f"{folder}/{typ}/{name}").read().split()
     a = [f32(int(w, 16)) for w in words(f"a_{gpu}_{typ}.txt")]
     b = [f32(int(w, 16)) for w in words(f"b_{gpu}_{typ}.txt")]
     c = [f32(int(w, 2)) for w in words(f"c_{gpu}_fp32.txt")]
     d = [f32(int(w, 2)) for w in words(f"d_{gpu}_{out}.txt")]
-    if out == "fp16":
-        c = [fp16(x) for x in c]  # as the authors' kernel: C rounded to fp16 first
-    return a, b, c, d
+    k = len(a) // len(c)
+    cases = [(a[i * k:(i + 1) * k], b[i * k:(i + 1) * k], c[i], d[i]) for i in range(len(c))]
+    cases = [(x, y, z, w) for x, y, z, w in cases if None not in x + y + [z, w]]
+    if c_to_fp16:  # as the authors' kernel: C rounded to fp16 first
+        cases = [(x, y, fp16(z), w) for x, y, z, w in cases]
+    return cases
 
 
-def replay(folder, gpu, out, hypotheses):
-    for typ, min_exponent in (("E4M3", -6), ("E5M2", -14)):
-        a, b, c, d = load(folder, gpu, typ, out)
-        k = len(a) // len(c)
+def replay(folder, gpu, out, hypotheses, types=("E4M3", "E5M2"), c_to_fp16=True):
+    for typ in types:
+        min_exponent = -6 if typ.upper() == "E4M3" else -14
+        cases = load(folder, gpu, typ, out, c_to_fp16 and out == "fp16")
         for name, h in hypotheses:
             if h is None:  # FP8 subnormals aligned by their own exponent field
                 h = groups(G1, G2, fp32_rz, fp32_rn, min_exponent=min_exponent)
-            hits = sum(h(a[i * k:(i + 1) * k], b[i * k:(i + 1) * k], c[i], min_exponent) == d[i] for i in range(len(c)))
-            print(f"{gpu} {typ} {out}  {hits:4d}/{len(c)}  {name}", flush=True)
+            hits = sum(h(a, b, c, min_exponent) == d for a, b, c, d in cases)
+            print(f"{gpu} {typ} {out}  {hits:4d}/{len(cases)}  {name}", flush=True)
 
 
-replay("H100", "H100", "fp16", FP16_OUTPUT)
-replay("B200-first-half", "B200", "fp16", FP16_OUTPUT)
-replay("B200-first-half", "B200", "fp32", FP32_OUTPUT)
+replay(f"{DATA}/H100", "H100", "fp16", FP16_OUTPUT)
+replay(f"{DATA}/B200-first-half", "B200", "fp16", FP16_OUTPUT)
+replay(f"{DATA}/B200-first-half", "B200", "fp32", FP32_OUTPUT)
+# fmtcheck's own H100 run, seed 2 (kept aside when seed 1 was explained):
+# random codes over the whole FP8 range and random C, fp32 output.
+RUN = pathlib.Path(__file__).parent / "hardware/NVIDIA-H100-80GB-HBM3/cases-seed2/mma-fp32"
+replay(RUN, "H100", "fp32", FP32_OUTPUT, types=("e4m3", "e5m2"))

@@ -58,9 +58,9 @@ BENCHMARK(BM_gemm_hopper_e4m3)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_gemm_hopper_e4m3_promote128)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_bf16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The structures that are not one fused block run dot_product_add per
-// chunk: FP8 mma.sync through fp16 blocks, AMD CDNA3 and CDNA2; beside the
-// fused kernel on the same size, one thread each.
+// The structures that are not one fused block (FP8 mma.sync through fp16
+// blocks, AMD CDNA3 and CDNA2), beside the fused kernel on the same size, one
+// thread each.
 void BM_gemm_fused_e4m3_one_thread(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0, 1); }
 void BM_gemm_fp16_groups_e4m3_one_thread(benchmark::State& s) { gemm_square(s, "hopper", formats::e4m3, 0, 1); }
 void BM_gemm_mi300x_fp16_one_thread(benchmark::State& s) { gemm_square(s, "mi300x", formats::fp16, 0, 1); }

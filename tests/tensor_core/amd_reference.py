@@ -85,10 +85,15 @@ def flush(x):
     return Q(0) if not isinstance(x, float) and abs(x) < FP32_MIN else x
 
 
-def mi210_instruction(a, b, c, typ):
-    s = specials(a, b, c)
-    if s is not None:
-        return s
+def decided_first(run):
+    """GEMM.m decides NaN and infinity from all of A, B and the first C before any block."""
+    def first(a, b, c, typ):
+        s = specials(a, b, c)
+        return s if s is not None else run(a, b, c, typ)
+    return first
+
+
+def mi210_instruction(a, b, c, typ):  # finite operands; C may be infinite or NaN from an earlier one
     ftz = lambda x, t: Q(0) if abs(x) < Q(2) ** MIN_EXPONENT[t] else x
     p = [flush(round_fp32(ftz(x, typ[0]) * ftz(y, typ[1]))) for x, y in zip(a, b)] + [Q(0)] * (4 - len(a))
     tree = flush(ieee_add(flush(ieee_add(p[0], p[1])), flush(ieee_add(p[2], p[3]))))
@@ -146,7 +151,7 @@ def mi300_fp8_instruction(a, b, c, typ):
 
 MODELS = {
     "mi100": {"fp16": chained(4, mi100_instruction), "bf16": chained(2, mi100_instruction)},
-    "mi210": {"fp16": chained(4, mi210_instruction), "bf16": chained(4, mi210_instruction)},
+    "mi210": {"fp16": decided_first(chained(4, mi210_instruction)), "bf16": decided_first(chained(4, mi210_instruction))},
     "mi300x": {"fp16": chained(8, mi300_instruction), "bf16": chained(8, mi300_instruction),
                "tf32": chained(4, mi300_instruction), "e4m3fnuz": chained(16, mi300_fp8_instruction),
                "e5m2fnuz": chained(16, mi300_fp8_instruction)},

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
@@ -236,6 +237,75 @@ TEST_CASE("gemm hands NaN and infinity to the reference and agrees with it") {
     g.input = *f;
     check_gemm(g, 8, 8, 64, true, rng);
   }
+}
+
+TEST_CASE("FP8 mma.sync in the fast kernel: fp16 accumulators that overflow, NaN and infinity") {
+  // Random e5m2 bits reach 57344: sums overflow fp16 to infinity inside one
+  // fp16 block and in the addition of C, in either order of signs.
+  std::mt19937 rng(90);
+  for (const bool specials : {false, true}) {
+    for (const Format* acc : {&formats::fp16, &formats::fp32}) {
+      CAPTURE(specials);
+      CAPTURE(acc->name);
+      GemmConfig g;
+      g.model = *find_tensor_core_model("hopper")->for_input(formats::e5m2);
+      g.input = formats::e5m2;
+      g.accumulator = *acc;
+      check_gemm(g, 6, 6, 200, specials, rng);
+    }
+  }
+}
+
+TEST_CASE("CDNA3 in the fast kernel: bf16 and tf32 over a wide range of exponents") {
+  // Random bits put an operand of 2^63 or more (the reference's share) in
+  // almost every line of bf16 and tf32; these keep exponents in [-150, 50]
+  // (subnormals, far-below C and products that cancel included).
+  std::mt19937 rng(300);
+  std::uniform_int_distribution<int> exponent(-150, 50);
+  const auto wide = [&](const Format& f, std::size_t count) {
+    std::vector<std::uint32_t> out(count);
+    for (auto& v : out) {
+      const double x = std::ldexp(1.0 + (rng() % 256) / 256.0, exponent(rng)) * (rng() % 2 ? -1 : 1);
+      v = rng() % 4 == 0 ? 0 : static_cast<std::uint32_t>(convert(x, f).bits);
+    }
+    return out;
+  };
+  for (const Format* f : {&formats::bf16, &formats::tf32}) {
+    CAPTURE(f->name);
+    GemmConfig g;
+    g.model = *find_tensor_core_model("mi300x")->for_input(*f);
+    g.input = *f;
+    const std::size_t m = 6, n = 5, k = 70;
+    const auto a = wide(*f, m * k), b = wide(*f, k * n);
+    std::vector<float> c(m * n), d(m * n);
+    for (float& x : c) x = std::ldexp(static_cast<float>(rng() % 1000) - 500.0f, exponent(rng) / 2);
+    gemm(g, m, n, k, a, b, c, d);
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        CHECK(same_bits(d[i * n + j], reference_element(g, n, k, a, b, c[i * n + j], i, j)));
+      }
+    }
+  }
+}
+
+TEST_CASE("CDNA3 in the fast kernel: an instruction that overflows to infinity stays infinite") {
+  // bf16 operands 1.5 * 2^62 (the largest the fast path takes): eight
+  // products of 2.25 * 2^124 sum to 2^128.17 and round to +inf; the next
+  // instruction's 1 * 1 cannot bring it back.
+  const std::uint32_t big = static_cast<std::uint32_t>(convert(1.5 * std::ldexp(1.0, 62), formats::bf16).bits);
+  const std::uint32_t one = 0x3f80;
+  std::vector<std::uint32_t> a(16, one), b(16, one);
+  for (int q = 0; q < 8; ++q) a[q] = b[q] = big;
+  GemmConfig g;
+  g.model = *find_tensor_core_model("mi300x")->for_input(formats::bf16);
+  g.input = formats::bf16;
+  const std::vector<float> c(1, 0.0f);
+  std::vector<float> d(1);
+  gemm(g, 1, 1, 16, a, b, c, d);
+  CHECK(std::bit_cast<std::uint32_t>(d[0]) == 0x7f800000u);
+  CHECK(same_bits(d[0], reference_element(g, 1, 16, a, b, 0.0f, 0, 0)));
 }
 
 TEST_CASE("gemm rejects sizes that do not match") {

@@ -119,7 +119,10 @@ int run(const Options& o) {
     const TensorCoreModel* m = find_tensor_core_model(name);
     if (!m) throw UsageError("unknown --model '" + name + "' (see fmtcheck mma --help)");
     const std::optional<DotModel> dot = m->for_inputs(input, input_b);
-    if (!dot) throw UsageError("model '" + name + "' has no published arithmetic for " + types + " inputs");
+    if (!dot) {
+      throw UsageError("model '" + name + "' has no published arithmetic for " + input.name +
+                       (input_b == input ? "" : " x " + input_b.name) + " inputs");
+    }
     if (accumulator != formats::fp32 && !dot->writes_fp16) {
       throw UsageError("model '" + name + "' accumulates in fp32 only");
     }

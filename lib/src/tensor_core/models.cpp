@@ -33,6 +33,13 @@ DotModel exact_block(int block) {
   return m;
 }
 
+// The same arithmetic for every input type a preset may take.
+std::vector<TensorCoreModel::Entry> every_input(const DotModel& m) {
+  std::vector<TensorCoreModel::Entry> entries;
+  for (const char* input : {"fp16", "bf16", "tf32", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"}) entries.push_back({input, m});
+  return entries;
+}
+
 // FP8 mma.sync on Hopper and Blackwell: K = 32 through two fp16 blocks of 16
 // (F = 25, the fp16 instruction's), C added last.
 DotModel fp8_through_fp16() {
@@ -101,12 +108,9 @@ const std::vector<TensorCoreModel>& all_models() {
       {"mi300a", "AMD MI300A (CDNA3) MFMA: L = 8, F = 24, C added late; Khattak & Mikaitis 2025", cdna3},
       {"mi300x", "AMD MI300X (CDNA3) MFMA, as MI300A; Khattak & Mikaitis 2025", cdna3},
       {"ideal-fp32", "not hardware: an fp32 FMA chain (each product exact, one RNE per k)",
-       {{"fp16", exact_block(1)}, {"bf16", exact_block(1)}, {"tf32", exact_block(1)},
-        {"e4m3", exact_block(1)}, {"e5m2", exact_block(1)}}},
+       every_input(exact_block(1))},
       {"exact", "not hardware: the exact dot product plus C, rounded once to nearest even",
-       {{"fp16", exact_block(DotModel::whole_k)}, {"bf16", exact_block(DotModel::whole_k)},
-        {"tf32", exact_block(DotModel::whole_k)}, {"e4m3", exact_block(DotModel::whole_k)},
-        {"e5m2", exact_block(DotModel::whole_k)}}},
+       every_input(exact_block(DotModel::whole_k))},
   };
   return models;
 }

@@ -34,16 +34,6 @@ std::uint64_t flush(std::uint64_t bits) {
   return bits;
 }
 
-// A block's products summed without C: in units of 2^unit, aligned to the
-// largest exponent e_max among its nonzero terms. `any` is false when every
-// product is zero (the block then takes no part).
-struct PartialSum {
-  std::int64_t sum = 0;
-  int unit = 0;
-  int e_max = 0;
-  bool any = false;
-};
-
 PartialSum block_sum(const std::vector<Term>& terms, std::size_t first, std::size_t step, int fraction_bits) {
   PartialSum s;
   std::vector<Term> live;
@@ -64,6 +54,42 @@ constexpr int late_c_extra_bits = 7;
 constexpr int odd_even_c_truncation_binades = 25;
 
 }  // namespace
+
+PartialSum combine_odd_even(const PartialSum& even, const PartialSum& odd) {
+  if (!even.any || !odd.any) return even.any ? even : odd;
+  const PartialSum& big = even.e_max >= odd.e_max ? even : odd;
+  const PartialSum& small = even.e_max >= odd.e_max ? odd : even;
+  PartialSum sum = big;
+  sum.sum += shift_down(small.sum, big.unit - small.unit);
+  return sum;
+}
+
+Conversion add_late_c(const DotModel& model, const PartialSum& sum, std::uint64_t c, bool products_negative_zero) {
+  const Format& fp32 = formats::fp32;
+  const Unpacked cc = unpack(fp32, c);
+  const Term ct = to_term(cc, fp32);
+  if (!sum.any) {  // no nonzero product: D is C (-0 only when C and every product are -0)
+    if (ct.magnitude != 0) return {c, {}};
+    return {(cc.sign && products_negative_zero) ? fp32.sign_bit() : 0, {}};
+  }
+  // C's exponent, at least -126 (a zero C counts as 2^-126).
+  const int e_c = ct.magnitude != 0 ? ct.align : fp32.min_exponent();
+  const std::int64_t c_signed = ct.negative ? -static_cast<std::int64_t>(ct.magnitude)
+                                            : static_cast<std::int64_t>(ct.magnitude);
+  std::int64_t total = 0;
+  int unit = 0;
+  if (sum.e_max < e_c) {  // C sets the units; the sum is rounded down onto them
+    unit = e_c - model.fraction_bits - late_c_extra_bits;
+    total = shift_down(sum.sum, unit - sum.unit) + shift_down(c_signed, unit - ct.lsb);
+  } else {  // the sum sets the units; C is rounded down onto them (FP8: truncated when far below)
+    unit = sum.unit;
+    const bool truncate = model.structure == DotStructure::odd_even && e_c < sum.e_max - odd_even_c_truncation_binades;
+    total = sum.sum + (truncate ? shift_toward_zero(c_signed, unit - ct.lsb) : shift_down(c_signed, unit - ct.lsb));
+  }
+  if (total == 0) return {0, {}};
+  const Policy nearest;  // to nearest even, subnormals kept, overflow to infinity
+  return round_to_format(fixed_point_value(total, unit), fp32, nearest);
+}
 
 Conversion fp16_groups_instruction(const DotModel& model, const Format& input_a, const Format& input_b,
                                    std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
@@ -87,12 +113,12 @@ Conversion fp16_groups_instruction(const DotModel& model, const Format& input_a,
 
 Conversion pairwise_instruction(const DotModel& model, const Format& input_a, const Format& input_b,
                                 std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c) {
+  // NaN and infinite operands and C were decided before the first
+  // instruction (dot_product_add); from there on the arithmetic is IEEE's,
+  // an infinite C from an earlier instruction included.
   const Format& fp32 = formats::fp32;
   const Products p = products(input_a, input_b, a, b, /*flush_subnormals=*/true);
-  Special s = p.special;
-  const Unpacked cc = unpack(fp32, c);
-  s.note(cc.is_nan(), cc.is_inf(), cc.sign);
-  if (s.decides()) return s.result(fp32);
+  if (p.special.decides()) return p.special.result(fp32);
   // Each product rounded to fp32 (exact for fp16 and bf16 unless it
   // overflows), flushed below 2^-126; missing slots of a short last
   // instruction are +0, as zero padding.
@@ -131,46 +157,10 @@ Conversion late_c_instruction(const DotModel& model, const Format& input_a, cons
   if (s.decides()) return s.result(fp32);
 
   const int f = model.fraction_bits;
-  PartialSum sum;
-  if (model.structure == DotStructure::late_c) {
-    sum = block_sum(p.terms, 0, 1, f);
-  } else {  // even and odd k, then the smaller-exponent sum rounded down onto the larger's units
-    const PartialSum even = block_sum(p.terms, 0, 2, f), odd = block_sum(p.terms, 1, 2, f);
-    if (!even.any || !odd.any) {
-      sum = even.any ? even : odd;
-    } else {
-      const PartialSum& big = even.e_max >= odd.e_max ? even : odd;
-      const PartialSum& small = even.e_max >= odd.e_max ? odd : even;
-      sum = big;
-      sum.sum += shift_down(small.sum, big.unit - small.unit);
-    }
-  }
-
-  const Term ct = to_term(cc, fp32);
-  DotModel nearest;
-  nearest.fp32_rounding = Rounding::rne;
-  if (!sum.any) {  // no nonzero product: D is C
-    const Term terms[] = {ct};
-    Conversion d = round_block(nearest, terms, fp32);
-    if (ct.magnitude == 0) d.bits = (cc.sign && p.all_negative_zero) ? fp32.sign_bit() : 0;
-    return d;
-  }
-  // C's exponent, at least -126 (a zero C counts as 2^-126).
-  const int e_c = ct.magnitude != 0 ? ct.align : fp32.min_exponent();
-  const std::int64_t c_signed = ct.negative ? -static_cast<std::int64_t>(ct.magnitude)
-                                            : static_cast<std::int64_t>(ct.magnitude);
-  std::int64_t total = 0;
-  int unit = 0;
-  if (sum.e_max < e_c) {  // C sets the units; the sum is rounded down onto them
-    unit = e_c - f - late_c_extra_bits;
-    total = shift_down(sum.sum, unit - sum.unit) + shift_down(c_signed, unit - ct.lsb);
-  } else {  // the sum sets the units; C is rounded down onto them (FP8: truncated when far below)
-    unit = sum.unit;
-    const bool truncate = model.structure == DotStructure::odd_even && e_c < sum.e_max - odd_even_c_truncation_binades;
-    total = sum.sum + (truncate ? shift_toward_zero(c_signed, unit - ct.lsb) : shift_down(c_signed, unit - ct.lsb));
-  }
-  if (total == 0) return {0, {}};
-  return round_to_format(fixed_point_value(total, unit), fp32, block_rounding(nearest, fp32).policy);
+  const PartialSum sum = model.structure == DotStructure::late_c
+                             ? block_sum(p.terms, 0, 1, f)
+                             : combine_odd_even(block_sum(p.terms, 0, 2, f), block_sum(p.terms, 1, 2, f));
+  return add_late_c(model, sum, c, p.all_negative_zero);
 }
 
 }  // namespace fmtcheck::detail

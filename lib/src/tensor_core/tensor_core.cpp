@@ -214,6 +214,14 @@ Conversion dot_product_add(const DotModel& model, const Format& input_a, const F
   const std::size_t k = a.size();
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
+  if (model.structure == DotStructure::pairwise) {
+    // CDNA2's model decides NaN and infinity from every operand and the
+    // first C before any arithmetic (GEMM.m), then adds in IEEE arithmetic.
+    detail::Special s = detail::products(input_a, input_b, a, b).special;
+    const Unpacked cc = unpack(out, c);
+    s.note(cc.is_nan(), cc.is_inf(), cc.sign);
+    if (s.decides()) return s.result(out);
+  }
   Conversion d{c, {}};
   std::size_t k0 = 0;
   do {  // each instruction's D is the next one's C

@@ -80,6 +80,23 @@ Conversion round_block(const DotModel& model, std::span<const Term> terms, const
 // x + y for bits of `out`, rounded once to nearest even (an IEEE addition).
 Conversion add_nearest(std::uint64_t x, std::uint64_t y, const Format& out);
 
+// CDNA3 (late_c, odd_even; structures.cpp), shared with the GEMM kernel: a
+// block's products summed without C, in units of 2^unit, aligned to the
+// largest exponent e_max among its nonzero terms; `any` is false when every
+// product is zero.
+struct PartialSum {
+  std::int64_t sum = 0;
+  int unit = 0;
+  int e_max = 0;
+  bool any = false;
+};
+// The even-k and odd-k sums: the one with the smaller e_max rounded toward
+// minus infinity onto the other's units, then added.
+PartialSum combine_odd_even(const PartialSum& even, const PartialSum& odd);
+// D = the sum plus C (fp32 bits), added late as CDNA3 does.
+// products_negative_zero: every product of the block is -0.
+Conversion add_late_c(const DotModel& model, const PartialSum& sum, std::uint64_t c, bool products_negative_zero);
+
 // The structures other than `fused` (structures.cpp): one instruction over
 // a.size() <= L products with C.
 Conversion fused_instruction(const DotModel& model, const Format& input_a, const Format& input_b,

@@ -28,8 +28,11 @@ struct GemmConfig {
 
 // D = A·B + C, row-major: A is M×K container bits of config.input, B K×N
 // container bits of config.input_b (or config.input), C and D are M×N
-// float32 (D may not alias A or B). Models of every structure are taken;
-// fused ones run a fast kernel, the others dot_product_add per chunk.
+// float32 (D may not alias A or B). Models of every structure are taken
+// and run a fast kernel, bit for bit dot_product_add's (exact alignment and
+// NaN or infinite operands go to dot_product_add itself). Like the
+// promotion and the epilogue, CDNA2's fp32 sums use float arithmetic and
+// assume the default floating-point environment (nearest even, no FTZ/DAZ).
 //
 // For each slice of K (split_k of them, nearly equal, in order) the tensor
 // core computes each chunk of promote_every elements (or the whole slice)

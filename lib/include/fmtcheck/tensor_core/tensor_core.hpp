@@ -1,13 +1,16 @@
-// Bit-exact models of tensor-core dot products D = A·B + C.
+// Bit-exact models of tensor-core (NVIDIA) and matrix-core (AMD) dot
+// products D = A·B + C.
 //
 // A tensor core does not add like IEEE hardware. Per the published analyses
 // (Fasi et al. 2021; MMA-Sim, arXiv 2511.10909; Khattak & Mikaitis,
-// arXiv 2512.07004) one instruction forms a fused block of L exact products
-// plus C; every term is truncated toward zero at 2^(e_max - F), where e_max
-// is the largest binade exponent among the block's nonzero terms; the
-// truncated terms are summed exactly, normalised once and rounded to the
-// output format. Longer K chains blocks in order of k, each block's D being
-// the next block's C. docs/tensor-core.md cites the source of every number.
+// arXiv 2512.07004) one instruction mostly forms a fused block of L exact
+// products plus C; every term is truncated toward zero at 2^(e_max - F),
+// where e_max is the largest binade exponent among the block's nonzero
+// terms; the truncated terms are summed exactly, normalised once and rounded
+// to the output format. Some instructions combine their products otherwise
+// (DotStructure). Longer K chains instructions in order of k, each one's D
+// being the next one's C. docs/tensor-core.md cites the source of every
+// number.
 #pragma once
 
 #include <cstdint>
