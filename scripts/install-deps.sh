@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what fmtcheck needs on Debian 12, skipping what is already there:
 # the Debian packages for building, and a virtual environment (.venv) with
-# the Python oracles (numpy, ml_dtypes, gfloat) and notebook tools.
+# the Python oracles (numpy, ml_dtypes, gfloat), notebook tools, and what
+# builds the Python package (python3-dev, nanobind, scikit-build-core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libboost-dev libfmt-dev doctest-dev
-          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip)
+          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -82,13 +82,6 @@ std::vector<std::uint32_t> run_cases(const DotModel& model, const Format& input,
   return d;
 }
 
-const TensorCoreModel& model_or_throw(const std::string& name) {
-  if (const TensorCoreModel* m = find_tensor_core_model(name)) return *m;
-  std::string names;
-  for (const TensorCoreModel& m : tensor_core_models()) names += (names.empty() ? "" : ", ") + m.name;
-  throw UsageError("unknown --model '" + name + "': expected one of " + names);
-}
-
 Format output_or_throw(const std::string& text) {
   if (text == "fp32") return formats::fp32;
   if (text == "fp16") return formats::fp16;
@@ -112,14 +105,13 @@ struct RunOptions {
 };
 
 int run_model(const RunOptions& o) {
-  const TensorCoreModel& model = model_or_throw(o.model);
+  const TensorCoreModel& model = tensor_core_model(o.model);
   const Format input = parse_format_option(o.type);
   const Format out = output_or_throw(o.out);
-  const std::optional<DotModel> dot = model.for_input(input);
-  if (!dot) throw UsageError("model '" + model.name + "' has no published arithmetic for " + input.name + " inputs");
+  const DotModel dot = model.arithmetic_for(input);
   const Cases cs = load_cases(o.a, o.b, o.c, o.k);
   OutputFile file(o.d);
-  write_binary_lines(file, run_cases(*dot, input, out, cs, false));
+  write_binary_lines(file, run_cases(dot, input, out, cs, false));
   file.commit();
   return 0;
 }
@@ -216,7 +208,7 @@ int run_check(const std::string& dir, const std::string& arch, std::size_t show)
         unexplained_lines.push_back(fmt::format("  {}: {} cases not compared ({})", label, cs.count(), ins.unexplained));
         continue;
       }
-      const std::optional<DotModel> dot = model_or_throw(ins.model).for_input(input);
+      const std::optional<DotModel> dot = tensor_core_model(ins.model).for_input(input);
       if (!dot) throw UsageError("model '" + ins.model + "' has no published arithmetic for " + input.name);
       const std::vector<std::uint32_t> got = run_cases(*dot, input, out, cs, ins.zero_c);
       std::size_t matched = 0;

@@ -11,16 +11,6 @@
 namespace fmtcheck::cli {
 namespace {
 
-std::string specials_name(Specials s) {
-  switch (s) {
-    case Specials::ieee: return "ieee";
-    case Specials::fn: return "fn";
-    case Specials::fnuz: return "fnuz";
-    case Specials::none: return "none";
-  }
-  return "?";
-}
-
 // Powers of two read better than 17 digits: "6.103515625e-05 (2^-14)".
 std::string with_power(double v) {
   int exp = 0;
@@ -31,7 +21,7 @@ std::string with_power(double v) {
 
 int run_ranges(const std::string& list, bool csv, bool json) {
   const std::vector<Format> formats =
-      list.empty() ? std::vector<Format>(preset_formats().begin(), preset_formats().end()) : parse_format_list(list);
+      list.empty() ? std::vector<Format>(preset_formats().begin(), preset_formats().end()) : format_list_from_string(list);
   if (json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const Format& f : formats) {
@@ -43,7 +33,7 @@ int run_ranges(const std::string& list, bool csv, bool json) {
       row["exponent_bits"] = f.exponent_bits;
       row["mantissa_bits"] = f.mantissa_bits;
       row["bias"] = f.bias;
-      row["specials"] = specials_name(f.specials);
+      row["specials"] = std::string(to_string(f.specials));
       row["signed"] = f.is_signed;
       row["max_finite"] = r.max_finite;
       row["min_normal"] = r.min_normal;
@@ -70,7 +60,7 @@ int run_ranges(const std::string& list, bool csv, bool json) {
     const FormatFacts r = facts(f);
     auto number = [&](double v) { return csv ? shortest(v) : with_power(v); };
     table.add_row({f.name, std::to_string(f.width()), std::to_string(f.exponent_bits), std::to_string(f.mantissa_bits),
-                   std::to_string(f.bias), specials_name(f.specials), number(r.max_finite), number(r.min_normal),
+                   std::to_string(f.bias), std::string(to_string(f.specials)), number(r.max_finite), number(r.min_normal),
                    r.min_subnormal ? number(*r.min_subnormal) : "none", number(r.epsilon), number(r.ulp_one),
                    number(r.unit_roundoff), std::to_string(r.digits10), std::to_string(r.max_digits10),
                    std::to_string(r.finite_codes), std::to_string(r.finite_values),

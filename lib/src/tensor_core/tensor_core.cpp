@@ -170,6 +170,12 @@ std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
   return std::nullopt;
 }
 
+DotModel TensorCoreModel::arithmetic_for(const Format& input) const {
+  const auto dot = for_input(input);
+  if (!dot) throw std::invalid_argument("model '" + name + "' has no published arithmetic for " + input.name + " inputs");
+  return *dot;
+}
+
 bool is_tensor_core_output(const Format& out) { return out == formats::fp32 || out == formats::fp16; }
 
 Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
