@@ -63,9 +63,13 @@ def dtype_of(fmt: str) -> np.dtype:
     return np.dtype(_UNSIGNED[_core.storage_bits(name)])
 
 
+_NUMPY_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _format_of_dtype(dtype: np.dtype) -> Optional[str]:
-    """The fmtcheck format of an ml_dtypes dtype, or None for numpy's own."""
-    if dtype.kind != "V" or dtype.names is not None:
+    """The fmtcheck format of an ml_dtypes dtype (kind "V", or "f" for float8_e5m2), or None
+    for numpy's own types."""
+    if dtype.kind not in "fV" or dtype.names is not None or dtype in _NUMPY_FLOATS or dtype.itemsize > 2:
         return None
     return _ML_DTYPES_SPECS.get(dtype.name, dtype.name)
 
@@ -77,16 +81,14 @@ def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]
     if not isinstance(array, np.ndarray) and hasattr(array, "__dlpack__"):
         return array, from_, tuple(array.shape)
     a = np.asarray(array)
-    if a.dtype.kind == "V":
-        fmt = _format_of_dtype(a.dtype)
-        if fmt is None:
-            raise TypeError(f"expected float32, float64, float16, an ml_dtypes type or unsigned codes, not {a.dtype}")
+    if not isinstance(array, np.ndarray) and a.dtype.kind in "iub":
+        a = a.astype(np.float64)  # Python numbers
+    fmt = _format_of_dtype(a.dtype)
+    if fmt is not None:
         a = np.ascontiguousarray(a).view(_UNSIGNED[8 * a.dtype.itemsize])
         return a, from_ or fmt, a.shape
-    if a.dtype.kind == "i" or a.dtype.kind == "b":
+    if a.dtype.kind not in "uf" or a.dtype.itemsize > 8:
         raise TypeError(f"expected float32, float64, float16, an ml_dtypes type or unsigned codes, not {a.dtype}")
-    if a.dtype.kind not in "uf":
-        a = a.astype(np.float64)
     return np.ascontiguousarray(a), from_, a.shape
 
 
@@ -94,7 +96,7 @@ def _codes(array: Any, fmt: Optional[str], what: str) -> tuple[np.ndarray, str]:
     """Codes of `fmt` as unsigned integers: an ml_dtypes array's own codes, unsigned
     integers as they are, and floats converted (rne) into `fmt`."""
     a = array if isinstance(array, np.ndarray) else np.asarray(array)
-    own = _format_of_dtype(a.dtype) if a.dtype.kind == "V" else ("fp16" if a.dtype == np.float16 else None)
+    own = "fp16" if a.dtype == np.float16 else _format_of_dtype(a.dtype)
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
             raise TypeError(f"{what} holds {own} values, not {fmt}")
