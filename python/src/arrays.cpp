@@ -45,6 +45,11 @@ BatchSource batch_source(const Array& a, const std::optional<std::string>& from)
   if (is(a, dtype_code::UInt, 8)) return {span_of<std::uint8_t>(a), code_format(a, from)};
   if (is(a, dtype_code::UInt, 16)) return {span_of<std::uint16_t>(a), code_format(a, from)};
   if (is(a, dtype_code::UInt, 32)) return {span_of<std::uint32_t>(a), code_format(a, from)};
+  if (is(a, dtype_code::UInt, 64)) {
+    // fp64 codes are doubles; no 64-bit user format goes through the batch paths.
+    if (code_format(a, from) == formats::fp64) return {span_of<double>(a), formats::fp64};
+    throw std::invalid_argument("64-bit codes are read only as fp64, not " + *from);
+  }
   throw nb::type_error(("expected float32, float64, float16, bfloat16, an ml_dtypes type or unsigned codes, not " +
                         dtype_name(a)).c_str());
 }

@@ -35,9 +35,17 @@ nb::dict convert_array(const Array& in, const std::string& to_name, const std::o
 
 void decode_array(const Array& codes, const std::string& from, OutArray out, unsigned threads) {
   const Format f = format_from_string(from);
+  const std::size_t n = codes.size();
+  if (f.storage_bits == 64) {
+    const std::span<double> values = out_span<double>(out, n);
+    const auto* bits = static_cast<const std::uint64_t*>(codes.data());
+    if (codes.dtype() != nb::dtype<std::uint64_t>()) throw nb::type_error(("codes of " + f.name + " are 64-bit").c_str());
+    nb::gil_scoped_release unlocked;
+    for (std::size_t i = 0; i < n; ++i) values[i] = to_double(f, bits[i]);
+    return;
+  }
   const BatchSource source = batch_source(codes, f.name);
   if (source.from != f) throw nb::type_error(("decode takes codes of " + f.name + ", not float values").c_str());
-  const std::size_t n = source.size();
   if (out.dtype() == nb::dtype<float>()) {
     const std::span<float> values = out_span<float>(out, n);
     nb::gil_scoped_release unlocked;
