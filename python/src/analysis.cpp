@@ -138,11 +138,17 @@ class Replay {
     if (const auto at_min = replay_.overflows_at_min_scale()) out["overflows_at_min_scale"] = *at_min;
     nb::list tensors;
     for (const auto& [name, t] : sum.tensors) {
-      nb::dict d = stats_dict(t.stats);
+      nb::dict d;
       d["tensor"] = name;
       d["format"] = t.format;
+      d["values"] = t.stats.values;
+      d["overflow"] = t.stats.overflow;
+      d["saturated"] = t.stats.saturated;
+      d["underflow_to_zero"] = t.stats.underflow_to_zero;
       d["underflow_fraction"] = static_cast<double>(t.stats.underflow_to_zero) /
                                 static_cast<double>(std::max<std::uint64_t>(t.stats.values, 1));
+      d["flushed"] = t.stats.flushed;
+      d["subnormal"] = t.stats.subnormal;
       d["min_scale"] = t.min_scale;
       d["max_scale"] = t.max_scale;
       tensors.append(d);

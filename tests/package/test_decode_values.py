@@ -65,7 +65,8 @@ def test_values_lists_every_code_with_its_value(name):
     v = fmtcheck.values(name)
     codes = every_code(name)
     assert v["code"] == [int(c) for c in codes]
-    want = codes.view(DECODERS[name]).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # ml_dtypes' signaling NaNs
+        want = codes.view(DECODERS[name]).astype(np.float64)
     assert same_values(np.array(v["value"]), want)
     nan = np.isnan(want)
     assert [c == "nan" for c in v["class"]] == list(nan)
