@@ -99,7 +99,7 @@ def _codes(array: Any, fmt: Optional[str], what: str) -> tuple[np.ndarray, str]:
     own = "fp16" if a.dtype == np.float16 else _format_of_dtype(a.dtype)
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
-            raise TypeError(f"{what} holds {own} values, not {fmt}")
+            raise TypeError(f"{what} holds {_core.canonical_name(own)} values, not {_core.canonical_name(fmt)}")
         return np.ascontiguousarray(a).view(_UNSIGNED[8 * a.dtype.itemsize]), own
     if fmt is None:
         raise TypeError(f"{what} holds no format of its own: say which with the format argument")
