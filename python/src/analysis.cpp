@@ -126,33 +126,9 @@ class Replay {
 
   // The summary of `fmtcheck scale --json`.
   nb::dict summary() const {
-    const ReplaySummary sum = replay_.summarize();
-    const std::vector<ReplayRow>& rows = replay_.rows();
-    nb::dict out;
-    out["recipe"] = replay_.recipe();
-    out["format"] = replay_.format_name();
-    out["policy"] = describe(replay_.policy());
-    out["steps"] = sum.steps;
-    out["skipped_steps"] = sum.skipped;
-    out["final_scale"] = rows.empty() ? 0.0 : static_cast<double>(rows.back().scale);
-    if (const auto at_min = replay_.overflows_at_min_scale()) out["overflows_at_min_scale"] = *at_min;
+    nb::dict out = record_dict(replay_.summary_record());
     nb::list tensors;
-    for (const auto& [name, t] : sum.tensors) {
-      nb::dict d;
-      d["tensor"] = name;
-      d["format"] = t.format;
-      d["values"] = t.stats.values;
-      d["overflow"] = t.stats.overflow;
-      d["saturated"] = t.stats.saturated;
-      d["underflow_to_zero"] = t.stats.underflow_to_zero;
-      d["underflow_fraction"] = static_cast<double>(t.stats.underflow_to_zero) /
-                                static_cast<double>(std::max<std::uint64_t>(t.stats.values, 1));
-      d["flushed"] = t.stats.flushed;
-      d["subnormal"] = t.stats.subnormal;
-      d["min_scale"] = t.min_scale;
-      d["max_scale"] = t.max_scale;
-      tensors.append(d);
-    }
+    for (const Record& t : replay_.tensor_records()) tensors.append(record_dict(t));
     out["tensors"] = tensors;
     return out;
   }

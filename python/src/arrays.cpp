@@ -105,6 +105,20 @@ PolicyText policy_text(const std::string& round, const std::string& overflow, co
   return t;
 }
 
+nb::dict record_dict(const Record& record) {
+  nb::dict d;
+  for (const auto& [name, value] : record) {
+    d[name.c_str()] = std::visit([](const auto& v) -> nb::object {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+        return nb::none();
+      } else {
+        return nb::cast(v);
+      }
+    }, value);
+  }
+  return d;
+}
+
 nb::dict flag_dict(const FlagCounts& counts) {
   nb::dict d;
   d["values"] = counts.values;

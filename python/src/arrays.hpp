@@ -16,6 +16,7 @@
 #include "fmtcheck/batch/convert_parallel.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy_text.hpp"
+#include "fmtcheck/core/record.hpp"
 #include "fmtcheck/io/tensor_io.hpp"
 
 namespace fmtcheck::python {
@@ -46,6 +47,9 @@ std::span<T> out_span(OutArray& out, std::size_t n);
       nb::arg("tininess") = "after", nb::arg("nan") = "ieee", nb::arg("sr_bits") = 0
 PolicyText policy_text(const std::string& round, const std::string& overflow, const std::string& subnormals,
                        const std::string& tininess, const std::string& nan, int sr_bits);
+
+// A library record as a dict, its fields in order.
+nb::dict record_dict(const Record& record);
 
 // Flag counts as {"values": n, "inexact": n, ...}.
 nb::dict flag_dict(const FlagCounts& counts);

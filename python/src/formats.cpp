@@ -11,39 +11,11 @@
 namespace fmtcheck::python {
 namespace {
 
-// One format's facts under the names of `fmtcheck ranges --json`.
-nb::dict facts_dict(const Format& f) {
-  const FormatFacts r = facts(f);
-  nb::dict d;
-  d["format"] = f.name;
-  d["bits"] = f.width();
-  d["storage_bits"] = f.storage_bits;
-  d["exponent_bits"] = f.exponent_bits;
-  d["mantissa_bits"] = f.mantissa_bits;
-  d["bias"] = f.bias;
-  d["specials"] = std::string(to_string(f.specials));
-  d["signed"] = f.is_signed;
-  d["max_finite"] = r.max_finite;
-  d["min_normal"] = r.min_normal;
-  d["min_subnormal"] = r.min_subnormal ? nb::cast(*r.min_subnormal) : nb::none();
-  d["epsilon"] = r.epsilon;
-  d["ulp_one"] = r.ulp_one;
-  d["unit_roundoff"] = r.unit_roundoff;
-  d["digits10"] = r.digits10;
-  d["max_digits10"] = r.max_digits10;
-  d["finite_codes"] = r.finite_codes;
-  d["finite_values"] = r.finite_values;
-  d["inf"] = r.pos_inf_bits ? nb::cast(to_hex(f, *r.pos_inf_bits)) : nb::none();
-  d["nan_codes"] = r.nan_codes;
-  d["nan_encodings"] = r.nan_encodings;
-  return d;
-}
-
 nb::list ranges(const std::optional<std::string>& list) {
   const std::vector<Format> formats =
       list ? format_list_from_string(*list) : std::vector<Format>(preset_formats().begin(), preset_formats().end());
   nb::list out;
-  for (const Format& f : formats) out.append(facts_dict(f));
+  for (const Format& f : formats) out.append(record_dict(facts_record(f)));
   return out;
 }
 

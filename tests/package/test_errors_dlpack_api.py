@@ -121,3 +121,29 @@ def test_convert_value_reads_decimal_text_exactly():
     # 2^-9 * 1.5 = 0.0029296875 is the tie between the two smallest e4m3 subnormals: even wins.
     assert fmtcheck.convert_value("0.0029296875", "e4m3").bits == 0x02
     assert fmtcheck.convert_value(465.0, "e4m3", overflow="sat").flags == "inexact|overflow|saturated"
+
+
+def test_work_runs_without_the_gil():
+    # While a thread converts a large array, the main thread keeps running
+    # Python: with the GIL held for the call it could not run at all then.
+    import threading
+    import time
+
+    x = np.random.default_rng(1).standard_normal(1 << 22).astype(np.float32)
+    window = []
+
+    def work():
+        start = time.perf_counter()
+        fmtcheck.convert(x, "e4m3", round="rto", threads=1)  # rto: the core's path, a slow one
+        window.extend([start, time.perf_counter()])
+
+    worker = threading.Thread(target=work)
+    ticks = []
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    worker.join()
+    start, end = window
+    inside = [t for t in ticks if start + 0.1 * (end - start) < t < end - 0.1 * (end - start)]
+    assert end - start > 0.05 and len(inside) >= 10, (end - start, len(inside))

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "common/command.hpp"
+#include "common/json_record.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
@@ -67,31 +68,9 @@ class Replay {
 
   void write_json() const {
     if (args_.json.empty()) return;
-    const ReplaySummary sum = replay_.summarize();
-    const std::vector<ReplayRow>& rows = replay_.rows();
-    nlohmann::ordered_json out;
-    out["recipe"] = replay_.recipe();
-    out["format"] = replay_.format_name();
-    out["policy"] = describe(replay_.policy());
-    out["steps"] = sum.steps;
-    out["skipped_steps"] = sum.skipped;
-    out["final_scale"] = rows.empty() ? 0.0 : static_cast<double>(rows.back().scale);
-    if (const auto at_min = replay_.overflows_at_min_scale()) out["overflows_at_min_scale"] = *at_min;
+    nlohmann::ordered_json out = to_json(replay_.summary_record());
     out["tensors"] = nlohmann::ordered_json::array();
-    for (const auto& [name, t] : sum.tensors) {
-      const double n = static_cast<double>(std::max<std::uint64_t>(t.stats.values, 1));
-      out["tensors"].push_back({{"tensor", name},
-                                {"format", t.format},
-                                {"values", t.stats.values},
-                                {"overflow", t.stats.overflow},
-                                {"saturated", t.stats.saturated},
-                                {"underflow_to_zero", t.stats.underflow_to_zero},
-                                {"underflow_fraction", static_cast<double>(t.stats.underflow_to_zero) / n},
-                                {"flushed", t.stats.flushed},
-                                {"subnormal", t.stats.subnormal},
-                                {"min_scale", t.min_scale},
-                                {"max_scale", t.max_scale}});
-    }
+    for (const Record& t : replay_.tensor_records()) out["tensors"].push_back(to_json(t));
     OutputFile file(args_.json);
     file.write(out.dump(2) + "\n");
     file.commit();

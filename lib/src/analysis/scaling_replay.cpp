@@ -129,4 +129,35 @@ std::optional<std::uint64_t> ScalingReplay::overflows_at_min_scale() const {
   return deepspeed_->overflows_at_min_scale();
 }
 
+Record ScalingReplay::summary_record() const {
+  const ReplaySummary sum = summarize();
+  Record r{{"recipe", settings_.recipe},
+           {"format", format_name()},
+           {"policy", fmtcheck::describe(policy_)},
+           {"steps", sum.steps},
+           {"skipped_steps", sum.skipped},
+           {"final_scale", rows_.empty() ? 0.0 : static_cast<double>(rows_.back().scale)}};
+  if (const auto at_min = overflows_at_min_scale()) r.emplace_back("overflows_at_min_scale", *at_min);
+  return r;
+}
+
+std::vector<Record> ScalingReplay::tensor_records() const {
+  std::vector<Record> out;
+  for (const auto& [name, t] : summarize().tensors) {
+    const double n = static_cast<double>(std::max<std::uint64_t>(t.stats.values, 1));
+    out.push_back({{"tensor", name},
+                   {"format", t.format},
+                   {"values", t.stats.values},
+                   {"overflow", t.stats.overflow},
+                   {"saturated", t.stats.saturated},
+                   {"underflow_to_zero", t.stats.underflow_to_zero},
+                   {"underflow_fraction", static_cast<double>(t.stats.underflow_to_zero) / n},
+                   {"flushed", t.stats.flushed},
+                   {"subnormal", t.stats.subnormal},
+                   {"min_scale", t.min_scale},
+                   {"max_scale", t.max_scale}});
+  }
+  return out;
+}
+
 }  // namespace fmtcheck

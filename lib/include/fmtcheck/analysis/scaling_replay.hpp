@@ -17,6 +17,7 @@
 #include "fmtcheck/analysis/scaling.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy_text.hpp"
+#include "fmtcheck/core/record.hpp"
 #include "fmtcheck/io/tensor_io.hpp"
 
 namespace fmtcheck {
@@ -83,6 +84,13 @@ class ScalingReplay {
   [[nodiscard]] std::string describe() const;
   // DeepSpeed: overflows at the minimum scale, where DeepSpeed stops the run.
   [[nodiscard]] std::optional<std::uint64_t> overflows_at_min_scale() const;
+  // The run's totals as `fmtcheck scale --json` names them: recipe, format,
+  // policy, steps, skipped_steps, final_scale (overflows_at_min_scale for
+  // DeepSpeed); and one record per tensor (tensor, format, values, overflow,
+  // saturated, underflow_to_zero, underflow_fraction, flushed, subnormal,
+  // min_scale, max_scale).
+  [[nodiscard]] Record summary_record() const;
+  [[nodiscard]] std::vector<Record> tensor_records() const;
 
  private:
   ReplaySettings settings_;
