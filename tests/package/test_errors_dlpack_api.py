@@ -134,7 +134,7 @@ def test_work_runs_without_the_gil():
 
     def work():
         start = time.perf_counter()
-        fmtcheck.convert(x, "e4m3", round="rto", threads=1)  # rto: the core's path, a slow one
+        fmtcheck.convert(x, "e4m3", round="rto", threads=1)  # one thread: long enough to watch
         window.extend([start, time.perf_counter()])
 
     worker = threading.Thread(target=work)
