@@ -127,14 +127,18 @@ def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "r
     `out` (codes of `to`, as many as the input) is filled in place and returned.
     """
     src, from_, shape = _input(array, from_)
-    codes = np.empty(shape, dtype_of(to)) if out is None else out
-    if codes.dtype.kind != "u":
-        raw = codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
-    else:
-        raw = codes
-    flags = _core.convert_into(src, to, from_, raw.reshape(-1) if raw.flags.c_contiguous else raw,
+    codes = np.empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
+    raw = codes if codes.dtype.kind == "u" else codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
+    flags = _core.convert_into(src, to, from_, raw.reshape(-1),
                                **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed, threads=threads)
     return Converted(codes, flags)
+
+
+def _contiguous_out(out: np.ndarray) -> np.ndarray:
+    """`out=` is written in place, so it must be one C-contiguous block (a reshape of it must be a view)."""
+    if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out= must be a writable C-contiguous numpy array")
+    return out
 
 
 def decode(codes: Any, fmt: Optional[str] = None, *, out: Optional[np.ndarray] = None, threads: int = 0) -> np.ndarray:
@@ -144,6 +148,7 @@ def decode(codes: Any, fmt: Optional[str] = None, *, out: Optional[np.ndarray] =
     raw, fmt = _codes(codes, fmt, "codes")
     if out is None:
         out = np.empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
+    _contiguous_out(out)
     _core.decode_into(raw, fmt, out.reshape(-1), threads=threads)
     return out
 

@@ -79,7 +79,9 @@ std::vector<std::uint64_t> codes_of(const Array& a, const char* what) {
 template <typename T>
 std::span<T> out_span(OutArray& out, std::size_t n) {
   if (out.dtype() != nb::dtype<T>()) {
-    throw nb::type_error(("out= must hold unsigned " + std::to_string(8 * sizeof(T)) + "-bit codes").c_str());
+    const std::string bits = std::to_string(8 * sizeof(T));
+    throw nb::type_error((std::is_floating_point_v<T> ? "out= must be float" + bits
+                                                      : "out= must hold unsigned " + bits + "-bit codes").c_str());
   }
   if (out.size() != n) {
     throw std::invalid_argument("out= holds " + std::to_string(out.size()) + " values, the input " + std::to_string(n));

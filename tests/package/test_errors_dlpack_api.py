@@ -63,6 +63,10 @@ def test_type_errors():
         fmtcheck.convert(np.arange(4, dtype=np.uint16), "fp16", from_="e4m3")
     with pytest.raises(TypeError, match="holds e5m2 values, not e4m3"):
         fmtcheck.add(np.zeros(2, ml_dtypes.float8_e5m2), np.zeros(2, ml_dtypes.float8_e5m2), "e4m3")
+    with pytest.raises(ValueError, match="out= must be a writable C-contiguous numpy array"):
+        fmtcheck.convert(X, "e4m3", out=np.empty((3, 2), np.uint8)[:, 0])
+    with pytest.raises(TypeError, match="out= must hold unsigned 16-bit codes"):
+        fmtcheck.convert(X, "fp16", out=np.empty(3, np.uint8))
     with pytest.raises(TypeError, match="codes holds no format of its own"):
         fmtcheck.decode(np.arange(4, dtype=np.uint8))
 
