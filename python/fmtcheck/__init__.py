@@ -190,7 +190,7 @@ def _elementwise(op: "_core.Operation", fmt: Optional[str], operands: Sequence[A
     return Converted(result.view(dtype) if dtype.kind != "u" else result, flags)
 
 
-def _arith_doc(name: str, formula: str) -> str:
+def _arith_doc(formula: str) -> str:
     return (f"{formula}, element-wise, correctly rounded once into `fmt` under the policy; returns the codes and\n"
             f"the flag counts. Operands are codes of `fmt` (unsigned integers, or ml_dtypes arrays whose type\n"
             f"names the format), or floats first converted into `fmt` (rne).")
@@ -206,7 +206,7 @@ def _binary(op_name: str, formula: str):
                             threads)
 
     f.__name__ = f.__qualname__ = op_name
-    f.__doc__ = _arith_doc(op_name, formula)
+    f.__doc__ = _arith_doc(formula)
     return f
 
 
@@ -231,8 +231,8 @@ def sqrt(a: Any, fmt: Optional[str] = None, *, round: str = "rne", overflow: str
                         sr_random, threads)
 
 
-fma.__doc__ = _arith_doc("fma", "a * b + c with one rounding")
-sqrt.__doc__ = _arith_doc("sqrt", "sqrt(a)")
+fma.__doc__ = _arith_doc("a * b + c with one rounding")
+sqrt.__doc__ = _arith_doc("sqrt(a)")
 
 
 def _format_list(formats: Formats) -> str:

@@ -1,7 +1,8 @@
 #include "arrays.hpp"
 
-#include <functional>
-#include <numeric>
+#include <algorithm>
+#include <type_traits>
+
 
 namespace fmtcheck::python {
 namespace {
