@@ -1,5 +1,7 @@
 #include "arrays.hpp"
 
+#include <nanobind/stl/string.h>
+
 #include <algorithm>
 #include <type_traits>
 
