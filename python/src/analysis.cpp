@@ -28,21 +28,6 @@ struct NamedArrays {
   }
 };
 
-nb::dict stats_dict(const ConversionStats& s) {
-  nb::dict d;
-  d["values"] = s.values;
-  d["exact"] = s.exact;
-  d["inexact"] = s.inexact;
-  d["overflow"] = s.overflow;
-  d["saturated"] = s.saturated;
-  d["underflow_to_zero"] = s.underflow_to_zero;
-  d["subnormal"] = s.subnormal;
-  d["flushed"] = s.flushed;
-  d["max_abs_error"] = s.max_abs_error;
-  d["max_rel_error"] = s.max_rel_error;
-  return d;
-}
-
 nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::string& scale, int block,
                  const std::string& scale_rule, bool blocks, const std::string& round, const std::string& overflow,
                  const std::string& subnormals, const std::string& tininess, const std::string& nan, int sr_bits,
@@ -70,14 +55,11 @@ nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::s
       r["measures"] = measures;
       results.append(r);
       for (std::size_t b = 0; b < f.blocks.size(); ++b) {
-        nb::dict row = stats_dict(f.blocks[b].stats);
+        nb::dict row;
         row["tensor"] = tensor;
         row["format"] = f.format.name;
         row["scale_rule"] = scale_rule;
-        row["block"] = b;
-        row["start"] = b * static_cast<std::size_t>(block);
-        row["amax"] = f.blocks[b].amax;
-        row["scale_log2"] = f.blocks[b].scale_log2;
+        row.update(record_dict(block_record(f.blocks[b], b, b * static_cast<std::uint64_t>(block))));
         block_rows.append(row);
       }
     }
@@ -111,16 +93,7 @@ class Replay {
 
   nb::list rows() const {
     nb::list out;
-    for (const ReplayRow& r : replay_.rows()) {
-      nb::dict d = stats_dict(r.stats);
-      d["step"] = r.step;
-      d["tensor"] = r.tensor;
-      d["format"] = r.format;
-      d["scale"] = r.scale;
-      d["skipped"] = r.skipped;
-      d["amax"] = r.amax;
-      out.append(d);
-    }
+    for (const ReplayRow& r : replay_.rows()) out.append(record_dict(replay_row_record(r)));
     return out;
   }
 

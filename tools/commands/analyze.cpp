@@ -14,6 +14,7 @@
 #include "common/options.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
+#include "common/record_output.hpp"
 #include "common/table.hpp"
 #include "common/tensor_options.hpp"
 #include "fmtcheck/analysis/tensor_analysis.hpp"
@@ -131,17 +132,14 @@ class Analyzer {
       outputs.emplace_back(std::make_unique<OutputFile>(args_.histogram_csv), t.csv());
     }
     if (!args_.block_csv.empty()) {
-      Table t({"file", "tensor", "format", "scale_rule", "block", "start", "amax", "scale_log2", "values", "exact", "inexact",
-               "overflow", "saturated", "underflow_to_zero", "subnormal", "max_abs_error", "max_rel_error"});
+      std::vector<std::string> columns{"file", "tensor", "format", "scale_rule"};
+      for (const std::string& name : field_names(block_record({}, 0, 0))) columns.push_back(name);
+      Table t(columns);
       for (const TensorBlocks& tb : blocks_) {
         for (std::size_t b = 0; b < tb.blocks.size(); ++b) {
-          const BlockResult& r = tb.blocks[b];
-          const ConversionStats& s = r.stats;
-          t.add_row({tb.file, tb.tensor, tb.format, args_.scale_rule, std::to_string(b), std::to_string(b * tb.block_size),
-                     shortest(r.amax), std::to_string(r.scale_log2), std::to_string(s.values), std::to_string(s.exact),
-                     std::to_string(s.inexact), std::to_string(s.overflow), std::to_string(s.saturated),
-                     std::to_string(s.underflow_to_zero), std::to_string(s.subnormal), shortest(s.max_abs_error),
-                     shortest(s.max_rel_error)});
+          std::vector<std::string> row{tb.file, tb.tensor, tb.format, args_.scale_rule};
+          for (std::string& cell : to_cells(block_record(tb.blocks[b], b, b * tb.block_size))) row.push_back(std::move(cell));
+          t.add_row(row);
         }
       }
       outputs.emplace_back(std::make_unique<OutputFile>(args_.block_csv), t.csv());

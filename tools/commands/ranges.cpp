@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/command.hpp"
-#include "common/json_record.hpp"
+#include "common/record_output.hpp"
 #include "common/options.hpp"
 #include "common/table.hpp"
 #include "fmtcheck/core/decode.hpp"

@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "common/command.hpp"
-#include "common/json_record.hpp"
+#include "common/record_output.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
@@ -51,16 +51,8 @@ class Replay {
 
   void write_csv() const {
     if (args_.csv.empty()) return;
-    Table t({"step", "tensor", "format", "scale", "skipped", "values", "overflow", "overflow_fraction", "saturated",
-             "underflow_to_zero", "underflow_fraction", "flushed", "subnormal", "amax"});
-    for (const ReplayRow& r : replay_.rows()) {
-      const double n = static_cast<double>(std::max<std::uint64_t>(r.stats.values, 1));
-      t.add_row({std::to_string(r.step), r.tensor, r.format, shortest(r.scale), r.skipped ? "1" : "0", std::to_string(r.stats.values),
-                 std::to_string(r.stats.overflow), shortest(static_cast<double>(r.stats.overflow) / n),
-                 std::to_string(r.stats.saturated), std::to_string(r.stats.underflow_to_zero),
-                 shortest(static_cast<double>(r.stats.underflow_to_zero) / n), std::to_string(r.stats.flushed),
-                 std::to_string(r.stats.subnormal), shortest(r.amax)});
-    }
+    Table t(field_names(replay_row_record({})));
+    for (const ReplayRow& r : replay_.rows()) t.add_row(to_cells(replay_row_record(r)));
     OutputFile out(args_.csv);
     out.write(t.csv());
     out.commit();

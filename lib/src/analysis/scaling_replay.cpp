@@ -104,6 +104,24 @@ void ScalingReplay::step(std::uint64_t step, const std::vector<StepTensor>& tens
   for (ReplayRow& r : rows) rows_.push_back(std::move(r));
 }
 
+Record replay_row_record(const ReplayRow& r) {
+  const double n = static_cast<double>(std::max<std::uint64_t>(r.stats.values, 1));
+  return {{"step", r.step},
+          {"tensor", r.tensor},
+          {"format", r.format},
+          {"scale", r.scale},
+          {"skipped", r.skipped},
+          {"values", r.stats.values},
+          {"overflow", r.stats.overflow},
+          {"overflow_fraction", static_cast<double>(r.stats.overflow) / n},
+          {"saturated", r.stats.saturated},
+          {"underflow_to_zero", r.stats.underflow_to_zero},
+          {"underflow_fraction", static_cast<double>(r.stats.underflow_to_zero) / n},
+          {"flushed", r.stats.flushed},
+          {"subnormal", r.stats.subnormal},
+          {"amax", r.amax}};
+}
+
 ReplaySummary ScalingReplay::summarize() const {
   ReplaySummary sum;
   std::map<std::uint64_t, bool> skipped;

@@ -93,6 +93,23 @@ void check_settings(const AnalysisSettings& s) {
   }
 }
 
+Record block_record(const BlockResult& b, std::uint64_t index, std::uint64_t start) {
+  const ConversionStats& s = b.stats;
+  return {{"block", index},
+          {"start", start},
+          {"amax", b.amax},
+          {"scale_log2", static_cast<std::int64_t>(b.scale_log2)},
+          {"values", s.values},
+          {"exact", s.exact},
+          {"inexact", s.inexact},
+          {"overflow", s.overflow},
+          {"saturated", s.saturated},
+          {"underflow_to_zero", s.underflow_to_zero},
+          {"subnormal", s.subnormal},
+          {"max_abs_error", s.max_abs_error},
+          {"max_rel_error", s.max_rel_error}};
+}
+
 std::vector<std::pair<std::string, std::uint64_t>> histogram_rows(const InputSummary& in) {
   std::vector<std::pair<std::string, std::uint64_t>> rows;
   for (const auto& [b, n] : in.binades()) rows.emplace_back(std::to_string(b), n);

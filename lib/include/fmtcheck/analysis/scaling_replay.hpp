@@ -48,6 +48,11 @@ struct ReplayRow {
   double amax = 0;  // of the unscaled tensor; NaN or inf when it held one
 };
 
+// A row as the columns of `fmtcheck scale --csv`: step, tensor, format,
+// scale, skipped, values, overflow, overflow_fraction, saturated,
+// underflow_to_zero, underflow_fraction, flushed, subnormal, amax.
+Record replay_row_record(const ReplayRow& r);
+
 // A run's totals per tensor and over the trace.
 struct ReplaySummary {
   struct Tensor {

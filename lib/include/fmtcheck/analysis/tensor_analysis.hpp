@@ -17,6 +17,7 @@
 #include "fmtcheck/analysis/analysis.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/core/record.hpp"
 #include "fmtcheck/io/tensor_io.hpp"
 
 namespace fmtcheck {
@@ -64,6 +65,12 @@ struct TensorAnalysis {
 // values read (twice the tensor's count in all), from any thread.
 TensorAnalysis analyze_tensor(const TensorFile& file, std::size_t index, const AnalysisSettings& settings,
                               const std::function<void(std::uint64_t)>& progressed = {});
+
+// One MX block (the `index`-th, starting at value `start`) as the columns of
+// the CLI's --block-csv after file, tensor, format and scale_rule: block,
+// start, amax, scale_log2, values, exact, inexact, overflow, saturated,
+// underflow_to_zero, subnormal, max_abs_error, max_rel_error.
+Record block_record(const BlockResult& b, std::uint64_t index, std::uint64_t start);
 
 // The histogram's rows: every binade that occurs (floor(log2 |x|) of the
 // nonzero finite values), then "zero", "infinite" and "not_a_number"
