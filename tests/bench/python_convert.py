@@ -4,7 +4,9 @@ every core, from fmtcheck-bench), and ml_dtypes' / numpy's astype.
 
 Usage: PYTHONPATH=build/python .venv/bin/python tests/bench/python_convert.py build/tests/bench/fmtcheck-bench
 The inputs follow fmtcheck-bench's recipe (normal values times 2^-20..2^20,
-every 997th a random bit pattern); medians of REPEATS runs each.
+every 997th a random bit pattern). The machine's load changes from second to
+second, so the C++ and Python timings are taken in alternating rounds and
+each ratio is that of one round; the table shows the medians over ROUNDS.
 """
 import json
 import statistics
@@ -18,7 +20,8 @@ import numpy as np
 import fmtcheck
 
 COUNT = 1 << 24
-REPEATS = 9
+ROUNDS = 7
+REPEATS = 3  # Python runs per round (their median)
 FORMATS = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
 
 
@@ -39,26 +42,34 @@ def median_ms(run):
     return 1e3 * statistics.median(times)
 
 
-def cpp_medians(bench):
-    r = subprocess.run([bench, "--benchmark_filter=^convert_parallel/.*/rne$", f"--benchmark_repetitions={REPEATS}",
-                        "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+def cpp_ms(bench):
+    """One fmtcheck-bench run of convert_parallel/<format>/rne: ms per conversion, by format."""
+    r = subprocess.run([bench, "--benchmark_filter=^convert_parallel/.*/rne/real_time$", "--benchmark_format=json"],
                        capture_output=True, text=True, check=True)
-    return {b["run_name"].split("/")[1]: b["real_time"] for b in json.loads(r.stdout)["benchmarks"]
-            if b.get("aggregate_name") == "median"}
+    return {b["run_name"].split("/")[1]: b["real_time"] for b in json.loads(r.stdout)["benchmarks"]}
 
 
 def main():
     x = inputs()
-    cpp = cpp_medians(sys.argv[1])
-    print(f"{'format':7} {'C++ ms':>8} {'out= ms':>8} {'alloc ms':>9} {'astype ms':>10} {'out=/C++':>9} {'alloc/C++':>10} {'out=/astype':>12}")
+    outs = {name: np.empty(COUNT, dtype) for name, dtype in FORMATS.items()}
+    rounds = []  # per round, per format: (C++, out=, allocating, astype) in ms
     with np.errstate(all="ignore"):
-        for name, dtype in FORMATS.items():
-            out = np.empty(COUNT, dtype)
-            into = median_ms(lambda: fmtcheck.convert(x, name, out=out))
-            alloc = median_ms(lambda: fmtcheck.convert(x, name))
-            astype = median_ms(lambda: x.astype(dtype))
-            print(f"{name:7} {cpp[name]:8.2f} {into:8.2f} {alloc:9.2f} {astype:10.2f} {into / cpp[name]:9.2f} "
-                  f"{alloc / cpp[name]:10.2f} {into / astype:12.2f}")
+        for _ in range(ROUNDS):
+            cpp = cpp_ms(sys.argv[1])
+            rounds.append({name: (cpp[name],
+                                  median_ms(lambda: fmtcheck.convert(x, name, out=outs[name])),
+                                  median_ms(lambda: fmtcheck.convert(x, name)),
+                                  median_ms(lambda: x.astype(dtype)))
+                           for name, dtype in FORMATS.items()})
+    med = statistics.median
+    print(f"medians of {ROUNDS} rounds")
+    print(f"{'format':7} {'C++ ms':>8} {'out= ms':>8} {'alloc ms':>9} {'astype ms':>10} {'out=/C++':>9} {'alloc/C++':>10} "
+          f"{'out=/astype':>12}")
+    for name in FORMATS:
+        t = [r[name] for r in rounds]
+        print(f"{name:7} {med(c for c, _, _, _ in t):8.2f} {med(o for _, o, _, _ in t):8.2f} {med(a for _, _, a, _ in t):9.2f} "
+              f"{med(s for _, _, _, s in t):10.2f} {med(o / c for c, o, _, _ in t):9.2f} {med(a / c for c, _, a, _ in t):10.2f} "
+              f"{med(o / s for _, o, _, s in t):12.2f}")
 
 
 if __name__ == "__main__":
