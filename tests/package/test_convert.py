@@ -47,6 +47,26 @@ def test_every_mode_matches_gfloat(name, mode, sat):
     assert_same(target, x[keep], got[keep], gfloat_bits(target, x[keep], mode, sat), f"gfloat {mode}")
 
 
+@pytest.mark.parametrize("name", ["tf32", "e4m3", "e5m2", "e4m3fnuz", "e2m3", "e2m1"])
+def test_round_to_odd_is_truncation_with_the_sticky_bit(name):
+    # gfloat has no round-to-odd; its definition is truncation (gfloat's rtz)
+    # with the last code bit set when anything was dropped. Checked on finite
+    # inputs within the format's range (beyond it rto overflows like rtz).
+    target = TARGETS[name]
+    x = sample(name)
+    with np.errstate(invalid="ignore"):
+        in_range = np.isfinite(x) & (np.abs(x) <= fmtcheck.ranges(name)[0]["max_finite"])
+    x = x[in_range]
+    got = bits(fmtcheck.convert(x, name, round="rto"), name)
+    rtz = gfloat_bits(target, x, "rtz", False)
+    container = {8: np.uint8, 16: np.uint16, 32: np.uint32}[target.storage_bits]
+    dropped = fmtcheck.decode(rtz.astype(container), name).astype(np.float64) != x
+    want = rtz | (dropped.astype(np.uint64) << np.uint64(target.pad_bits))
+    # fnuz has no -0: a negative value truncated to zero keeps its sign once the odd bit makes it nonzero.
+    want |= ((dropped & (x < 0) & (rtz == 0)).astype(np.uint64) * np.uint64(target.sign_bit)) << np.uint64(target.pad_bits)
+    assert_same(target, x, got, want, "truncation with the sticky bit")
+
+
 def splitmix64_draws(seed, n):
     """RandomStream{seed}.draw(i) as lib/include/fmtcheck/core/random.hpp documents it."""
     with np.errstate(over="ignore"):
