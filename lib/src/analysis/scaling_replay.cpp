@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 #include <variant>
 
 #include "fmtcheck/core/decode.hpp"
@@ -24,7 +25,8 @@ std::regex regex_option(const std::string& option, const std::string& text) {
 
 }  // namespace
 
-ScalingReplay::ScalingReplay(const ReplaySettings& args) : settings_(args) {
+ScalingReplay::ScalingReplay(const ReplaySettings& args)
+    : settings_(args), threads_(std::max(1u, std::thread::hardware_concurrency())) {
   const auto bad = [](const std::string& message) { throw std::invalid_argument(message); };
   if (args.recipe != "gradscaler" && args.recipe != "deepspeed" && args.recipe != "delayed" && args.recipe != "current") {
     bad("bad --recipe '" + args.recipe + "': expected gradscaler, deepspeed, delayed or current");
@@ -72,8 +74,14 @@ void ScalingReplay::step(std::uint64_t step, const std::vector<StepTensor>& tens
   if (tensors.empty()) throw std::invalid_argument("trace step " + std::to_string(step) + " has no tensors to scale");
   std::vector<ReplayRow> rows;
   for (const StepTensor& t : tensors) {
+    // Chunks are measured on every core, each into its own slot, merged in order.
+    const std::size_t chunks = static_cast<std::size_t>((t.file->tensors().at(t.index).count + chunk - 1) / chunk);
+    std::vector<InputSummary> inputs(chunks);
+    t.file->for_each_chunk(t.index, chunk, [&](const TensorChunk& c) {
+      std::visit([&](auto x) { inputs[c.first / chunk].add(x); }, c.values);
+    }, threads_);
     InputSummary input;
-    t.file->for_each_chunk(t.index, chunk, [&](const TensorChunk& c) { std::visit([&](auto x) { input.add(x); }, c.values); });
+    for (const InputSummary& part : inputs) input += part;
     const Format& format = forward_ && std::regex_search(t.name, *forward_) ? forward_format_ : gradient_format_;
     const auto fp8_max = static_cast<float>(max_finite(format));
     float scale = 1.0f;
@@ -86,10 +94,12 @@ void ScalingReplay::step(std::uint64_t step, const std::vector<StepTensor>& tens
       scale = delayed_.try_emplace(t.name, fp8_max, settings_.history, compute, settings_.margin).first->second.scale();
     }
     const ScaledConversion conversion(format, policy_, scale);
-    ConversionStats stats;
+    std::vector<ConversionStats> parts(chunks);
     t.file->for_each_chunk(t.index, chunk, [&](const TensorChunk& c) {
-      std::visit([&](auto x) { conversion.measure(x, c.first, stats); }, c.values);
-    });
+      std::visit([&](auto x) { conversion.measure(x, c.first, parts[c.first / chunk]); }, c.values);
+    }, threads_);
+    ConversionStats stats;
+    for (const ConversionStats& part : parts) stats += part;
     // TE records the amax of the unscaled tensor, NaN and inf included.
     const float amax = input.nan ? NAN : input.inf ? INFINITY : static_cast<float>(input.amax);
     if (settings_.recipe == "delayed") delayed_.at(t.name).update(amax);

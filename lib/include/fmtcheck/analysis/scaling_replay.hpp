@@ -108,6 +108,7 @@ class ScalingReplay {
   LossScaler* scaler_ = nullptr;  // the loss-scaling recipes; null for the FP8 ones
   std::map<std::string, DelayedScaling> delayed_;
   std::vector<ReplayRow> rows_;
+  unsigned threads_;  // every core
 };
 
 }  // namespace fmtcheck
