@@ -92,11 +92,17 @@ def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]
     return np.ascontiguousarray(a), from_, a.shape
 
 
+def _own_format(array: Any) -> Optional[str]:
+    """The format an array's dtype names: fp16 for float16, an ml_dtypes type's own; else None."""
+    dtype = np.asarray(array).dtype
+    return "fp16" if dtype == np.float16 else _format_of_dtype(dtype)
+
+
 def _codes(array: Any, fmt: Optional[str], what: str) -> tuple[np.ndarray, str]:
     """Codes of `fmt` as unsigned integers: an ml_dtypes array's own codes, unsigned
     integers as they are, and floats converted (rne) into `fmt`."""
     a = array if isinstance(array, np.ndarray) else np.asarray(array)
-    own = "fp16" if a.dtype == np.float16 else _format_of_dtype(a.dtype)
+    own = _own_format(a)
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
             raise TypeError(f"{what} holds {_core.canonical_name(own)} values, not {_core.canonical_name(fmt)}")
@@ -385,14 +391,15 @@ def dot(a: Any, b: Any, *, model: str, input: Optional[str] = None, c: float = 0
     return Dot(bits, value, flags)
 
 
-def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = None, accumulator: str = "fp32",
-         scale_a: float = 1.0, scale_b: float = 1.0, promote_every: int = 0, split_k: int = 1,
-         threads: int = 0) -> np.ndarray:
-    """D = A.B + C (A: M x K, B: K x N codes of `input`; C float32 M x N, default zeros) on the
-    tensor core of `model`, with what libraries do around it: per-tensor scales, promotion of
-    partial sums into fp32 every `promote_every` K elements, split-K. Returns D, float32."""
+def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = None, input_b: Optional[str] = None,
+         accumulator: str = "fp32", scale_a: float = 1.0, scale_b: float = 1.0, promote_every: int = 0,
+         split_k: int = 1, threads: int = 0) -> np.ndarray:
+    """D = A.B + C (A: M x K codes of `input`, B: K x N codes of `input_b`, by default `input`;
+    C float32 M x N, default zeros) on the tensor core of `model`, with what libraries do around
+    it: per-tensor scales, promotion of partial sums into fp32 every `promote_every` K elements,
+    split-K. E4M3 x E5M2 (FP8 backward passes) where the model takes both. Returns D, float32."""
     x, input = _codes(a, input, "a")
-    y, _ = _codes(b, input, "b")
+    y, input_b = _codes(b, input_b or (None if _own_format(b) else input), "b")
     if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0]:
         raise ValueError(f"A must be M x K and B K x N, not {x.shape} and {y.shape}")
     m, k = x.shape
@@ -400,7 +407,7 @@ def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = No
     c = np.zeros((m, n), np.float32) if c is None else np.ascontiguousarray(c, np.float32)
     d = np.empty((m, n), np.float32)
     _core.gemm_into(x.astype(np.uint32).reshape(-1), y.astype(np.uint32).reshape(-1), c.reshape(-1), d.reshape(-1), m,
-                    n, k, model, input, accumulator, scale_a, scale_b, promote_every, split_k, threads)
+                    n, k, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k, threads)
     return d
 
 

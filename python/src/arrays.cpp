@@ -100,14 +100,7 @@ template std::span<double> out_span(OutArray&, std::size_t);
 
 PolicyText policy_text(const std::string& round, const std::string& overflow, const std::string& subnormals,
                        const std::string& tininess, const std::string& nan, int sr_bits) {
-  PolicyText t;
-  t.round = round;
-  t.overflow = overflow;
-  t.subnormals = subnormals;
-  t.tininess = tininess;
-  t.nan = nan;
-  t.sr_bits = sr_bits;
-  return t;
+  return PolicyText{round, overflow, subnormals, tininess, nan, /*sr_random=*/0, sr_bits};
 }
 
 nb::dict record_dict(const Record& record) {

@@ -26,11 +26,24 @@ nb::tuple dot(const Array& a, const Array& b, std::uint64_t c, const std::string
 }
 
 void gemm_into(const Array& a, const Array& b, const Array& c, OutArray d, std::size_t m, std::size_t n, std::size_t k,
-               const std::string& model, const std::string& input, const std::string& accumulator, float scale_a,
-               float scale_b, std::size_t promote_every, std::size_t split_k, unsigned threads) {
+               const std::string& model, const std::string& input, const std::string& input_b,
+               const std::string& accumulator, float scale_a, float scale_b, std::size_t promote_every,
+               std::size_t split_k, unsigned threads) {
   GemmConfig config;
   config.input = format_from_string(input);
-  config.model = tensor_core_model(model).arithmetic_for(config.input);
+  const Format b_format = format_from_string(input_b);
+  const TensorCoreModel& preset = tensor_core_model(model);
+  if (b_format == config.input) {
+    config.model = preset.arithmetic_for(config.input);
+  } else {
+    const auto dot = preset.for_inputs(config.input, b_format);
+    if (!dot) {
+      throw std::invalid_argument("model '" + preset.name + "' has no published arithmetic for " + config.input.name +
+                                  " x " + b_format.name + " inputs");
+    }
+    config.model = *dot;
+    config.input_b = b_format;
+  }
   config.accumulator = format_from_string(accumulator);
   config.scale_a = scale_a;
   config.scale_b = scale_b;
@@ -69,9 +82,10 @@ void bind_tensor_core(nb::module_& m) {
   m.def("dot", &dot, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("model"), nb::arg("input"), nb::arg("out"),
         "sum a[k]*b[k] + c on one tensor-core instruction chain of `model`: (bits of `out`, flags).");
   m.def("gemm_into", &gemm_into, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("d"), nb::arg("m"), nb::arg("n"),
-        nb::arg("k"), nb::arg("model"), nb::arg("input"), nb::arg("accumulator"), nb::arg("scale_a"), nb::arg("scale_b"),
+        nb::arg("k"), nb::arg("model"), nb::arg("input"), nb::arg("input_b"), nb::arg("accumulator"), nb::arg("scale_a"),
+        nb::arg("scale_b"),
         nb::arg("promote_every"), nb::arg("split_k"), nb::arg("threads"),
-        "D = A.B + C on `model` (fmtcheck/tensor_core/gemm.hpp), into float32 `d`.");
+        "D = A.B + C on `model` (fmtcheck/tensor_core/gemm.hpp; B in `input_b`), into float32 `d`.");
 }
 
 }  // namespace fmtcheck::python

@@ -67,3 +67,13 @@ def test_gemm_elements_are_the_models_dot_products():
     for i in range(6):
         for j in range(5):
             assert d[i, j] == fmtcheck.dot(a[i], np.ascontiguousarray(b[:, j]), model="hopper-wgmma").value
+
+
+def test_mixed_fp8_gemm_is_numpy_where_everything_is_exact():
+    # E4M3 x E5M2 (a backward pass): products 2^-2..2^2, sums below 2^7 on a grid of 2^-2, so
+    # even Hopper's FP8 alignment (13 fraction bits below the largest term) keeps them exact.
+    rng = np.random.default_rng(4)
+    a = (2.0 ** rng.integers(-1, 2, (8, 32)) * rng.choice([-1, 1], (8, 32))).astype(ml_dtypes.float8_e4m3fn)
+    b = (2.0 ** rng.integers(-1, 2, (32, 6)) * rng.choice([-1, 1], (32, 6))).astype(ml_dtypes.float8_e5m2)
+    d = fmtcheck.gemm(a, b, model="hopper-wgmma")
+    assert np.array_equal(d, a.astype(np.float64) @ b.astype(np.float64))
