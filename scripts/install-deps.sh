@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Installs what fmtcheck needs on Debian 12, skipping what is already there:
 # the Debian packages for building, and a virtual environment (.venv) with
-# the Python oracles (numpy, ml_dtypes, gfloat) and notebook tools.
+# the Python oracles (numpy, ml_dtypes, gfloat), notebook tools, and what
+# builds the Python package (python3-dev, nanobind, scikit-build-core).
 #   bash scripts/install-deps.sh [--no-python]
-# --no-python: the Debian packages only (the main job runs no Python).
+# --no-python: the Debian packages for the library and CLI only (the main
+# job runs no Python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=1
 [[ "${1:-}" == "--no-python" ]] && python=0
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libboost-dev libfmt-dev doctest-dev
-          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip)
+          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,7 @@
 it draws every analysis figure the README shows. The figures go to a fresh
 temporary folder (FMTCHECK_PLOTS), never over the committed PNGs in docs/,
 and the executed notebook to another; nbconvert fails on any failing cell.
-Usage: run_notebook.py REPO  (FMTCHECK_CLI names the built fmtcheck)."""
+Usage: run_notebook.py REPO  (PYTHONPATH holds the built fmtcheck package)."""
 import os
 import pathlib
 import re

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fmtcheck/batch/convert_batch.hpp"
+#include "fmtcheck/batch/convert_parallel.hpp"
 #include "fmtcheck/batch/decode_batch.hpp"
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
@@ -52,6 +53,20 @@ void convert_to(benchmark::State& state, const Format& to, Policy policy) {
   std::uint64_t seed = 0;
   for (auto _ : state) {
     const FlagCounts counts = convert_batch(in, to, policy, std::span<Out>(out), RandomStream{++seed, 0});
+    benchmark::DoNotOptimize(counts);
+    benchmark::DoNotOptimize(out.data());
+  }
+  set_items(state);
+}
+
+// The same on every core (convert_parallel: what Python's fmtcheck.convert
+// runs), timed by the wall clock.
+template <typename Out>
+void convert_parallel_to(benchmark::State& state, const Format& to) {
+  const auto& in = inputs();
+  std::vector<Out> out(kCount);
+  for (auto _ : state) {
+    const FlagCounts counts = convert_parallel(BatchSource{std::span<const float>(in)}, to, Policy{}, std::span<Out>(out));
     benchmark::DoNotOptimize(counts);
     benchmark::DoNotOptimize(out.data());
   }
@@ -194,6 +209,15 @@ const bool registered = [] {
   register_convert("convert/bf16/cuda", &formats::bf16, cuda);
   register_convert("convert/e4m3/cuda-sat", &formats::e4m3, cuda_sat);
   register_convert("convert/e5m2/cuda-sat", &formats::e5m2, cuda_sat);
+  // convert_parallel/<format>/rne: every core, wall-clock time.
+  benchmark::RegisterBenchmark("convert_parallel/fp16/rne", [](benchmark::State& s) { convert_parallel_to<std::uint16_t>(s, formats::fp16); })
+      ->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("convert_parallel/bf16/rne", [](benchmark::State& s) { convert_parallel_to<std::uint16_t>(s, formats::bf16); })
+      ->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("convert_parallel/e4m3/rne", [](benchmark::State& s) { convert_parallel_to<std::uint8_t>(s, formats::e4m3); })
+      ->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("convert_parallel/e5m2/rne", [](benchmark::State& s) { convert_parallel_to<std::uint8_t>(s, formats::e5m2); })
+      ->Unit(benchmark::kMillisecond)->UseRealTime();
   register_convert("convert/tf32/rne", &formats::tf32, {});
   register_convert("convert/tf32/rna", &formats::tf32, {.rounding = Rounding::rna});
   register_convert("convert/e8m0/rne", &formats::e8m0, {});

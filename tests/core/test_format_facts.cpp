@@ -154,6 +154,7 @@ TEST_CASE("parse_format: spec strings") {
     CHECK(facts(f).max_finite == 0x1.Cp16);  // 1.75 * 2^(31 - 15)
     CHECK(format_from_string("e4m3_b-2").bias == -2);
     CHECK(format_from_string("e2m1ns_b0") != formats::e2m1);
+    CHECK(format_list_from_string("fp16,,e4m3_b-2,") == std::vector<Format>{formats::fp16, format_from_string("e4m3_b-2")});
   }
   SUBCASE("fnuz's customary bias is one higher") {
     CHECK(format_from_string("e3m4fnuz").bias == 4);
@@ -176,6 +177,7 @@ TEST_CASE("parse_format: errors name the problem") {
       {"e5m53", "mantissa bits must be 0..52"},
       {"e5m0", "needs a mantissa bit"},
       {"e4m3_bx", "bias after _b must be an integer"},
+      {"e4m4fnuz_b", "bias after _b must be an integer"},
       {"e4m3_b7x", "bias after _b must be an integer"},
       {"e4m3_b5000", "bias out of range"},
   };

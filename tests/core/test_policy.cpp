@@ -4,6 +4,10 @@
 
 #include "fmtcheck/core/flags.hpp"
 #include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/core/policy_text.hpp"
+
+#include <stdexcept>
+#include <string>
 
 using namespace fmtcheck;
 
@@ -44,4 +48,32 @@ TEST_CASE("flags describe themselves in declaration order") {
   CHECK(counts[Flag::inexact] == 2);
   CHECK(counts[Flag::overflow] == 1);
   CHECK(counts[Flag::underflow] == 0);
+}
+
+TEST_CASE("policy_from_text: the words of every axis, and what it rejects") {
+  PolicyText t;
+  t.round = "rtz";
+  t.overflow = "sat";
+  t.subnormals = "ftz+daz";
+  t.tininess = "before";
+  t.nan = "cuda";
+  const Policy p = policy_from_text(t);
+  CHECK(describe(p) == "rtz,sat,ftz+daz,before,cuda");
+  const auto rejected = [](PolicyText bad, const std::string& words) {
+    try {
+      policy_from_text(bad);
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()) == words);
+      return;
+    }
+    FAIL("accepted " << words);
+  };
+  rejected(PolicyText{.round = "nearest"}, "bad --round 'nearest': expected one of rne, rna, rtz, rup, rdn, rto, sr");
+  rejected(PolicyText{.overflow = "clip"}, "bad --overflow 'clip': expected one of sat, nosat");
+  rejected(PolicyText{.round = "sr"}, "--round sr needs --sr-bits between 1 and 32");
+  rejected(PolicyText{.round = "sr", .sr_random = 4, .sr_bits = 2}, "--sr-random 4 does not fit in 2 bits");
+  rejected(PolicyText{.sr_bits = 3}, "--sr-bits applies only to --round sr");
+  const Policy sr = policy_from_text(PolicyText{.round = "sr", .sr_random = 3, .sr_bits = 2});
+  CHECK(sr.random_bit_count == 2);
+  CHECK(sr.random_bits == 3);
 }

@@ -90,7 +90,7 @@ std::string number_or_na(const std::optional<double>& v) { return v ? shortest(*
 
 int run_convert(const ConvertArgs& args) {
   const Format to = parse_format_option(args.to);
-  const Policy policy = to_policy(args.policy);
+  const Policy policy = policy_from_text(args.policy);
   std::vector<Row> rows;
   for (const std::string& text : args.values) rows.push_back(convert_one(text, args, to, policy));
 

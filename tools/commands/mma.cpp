@@ -83,13 +83,6 @@ std::vector<std::uint32_t> run_cases(const DotModel& model, const Format& input_
   return d;
 }
 
-const TensorCoreModel& model_or_throw(const std::string& name) {
-  if (const TensorCoreModel* m = find_tensor_core_model(name)) return *m;
-  std::string names;
-  for (const TensorCoreModel& m : tensor_core_models()) names += (names.empty() ? "" : ", ") + m.name;
-  throw UsageError("unknown --model '" + name + "': expected one of " + names);
-}
-
 Format output_or_throw(const std::string& text) {
   if (text == "fp32") return formats::fp32;
   if (text == "fp16") return formats::fp16;
@@ -126,7 +119,7 @@ struct RunOptions {
 };
 
 int run_model(const RunOptions& o) {
-  const TensorCoreModel& model = model_or_throw(o.model);
+  const TensorCoreModel& model = tensor_core_model(o.model);
   const Format input = parse_format_option(o.type);
   const Format input_b = o.type_b.empty() ? input : parse_format_option(o.type_b);
   const Format out = output_or_throw(o.out);
@@ -233,7 +226,7 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
       }
       const std::string label = fmt::format("{:<5} K={:<3} {} output", type, cs.k, out_name);
       const Instruction ins = instruction_for_check(arch, preset, input, out);
-      const std::optional<DotModel> dot = model_or_throw(ins.model).for_input(input);
+      const std::optional<DotModel> dot = tensor_core_model(ins.model).for_input(input);
       if (!dot) throw UsageError("model '" + ins.model + "' has no published arithmetic for " + input.name);
       const std::vector<std::uint32_t> got = run_cases(*dot, input, input, out, cs, ins.zero_c);
       std::size_t matched = 0;

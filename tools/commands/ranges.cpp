@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/command.hpp"
+#include "common/record_output.hpp"
 #include "common/options.hpp"
 #include "common/table.hpp"
 #include "fmtcheck/core/decode.hpp"
@@ -10,16 +11,6 @@
 
 namespace fmtcheck::cli {
 namespace {
-
-std::string specials_name(Specials s) {
-  switch (s) {
-    case Specials::ieee: return "ieee";
-    case Specials::fn: return "fn";
-    case Specials::fnuz: return "fnuz";
-    case Specials::none: return "none";
-  }
-  return "?";
-}
 
 // Powers of two read better than 17 digits: "6.103515625e-05 (2^-14)".
 std::string with_power(double v) {
@@ -31,35 +22,10 @@ std::string with_power(double v) {
 
 int run_ranges(const std::string& list, bool csv, bool json) {
   const std::vector<Format> formats =
-      list.empty() ? std::vector<Format>(preset_formats().begin(), preset_formats().end()) : parse_format_list(list);
+      list.empty() ? std::vector<Format>(preset_formats().begin(), preset_formats().end()) : format_list_from_string(list);
   if (json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const Format& f : formats) {
-      const FormatFacts r = facts(f);
-      nlohmann::ordered_json row;
-      row["format"] = f.name;
-      row["bits"] = f.width();
-      row["storage_bits"] = f.storage_bits;
-      row["exponent_bits"] = f.exponent_bits;
-      row["mantissa_bits"] = f.mantissa_bits;
-      row["bias"] = f.bias;
-      row["specials"] = specials_name(f.specials);
-      row["signed"] = f.is_signed;
-      row["max_finite"] = r.max_finite;
-      row["min_normal"] = r.min_normal;
-      row["min_subnormal"] = r.min_subnormal ? nlohmann::ordered_json(*r.min_subnormal) : nlohmann::ordered_json();
-      row["epsilon"] = r.epsilon;
-      row["ulp_one"] = r.ulp_one;
-      row["unit_roundoff"] = r.unit_roundoff;
-      row["digits10"] = r.digits10;
-      row["max_digits10"] = r.max_digits10;
-      row["finite_codes"] = r.finite_codes;
-      row["finite_values"] = r.finite_values;
-      row["inf"] = r.pos_inf_bits ? nlohmann::ordered_json(to_hex(f, *r.pos_inf_bits)) : nlohmann::ordered_json();
-      row["nan_codes"] = r.nan_codes;
-      row["nan_encodings"] = r.nan_encodings;
-      out.push_back(row);
-    }
+    for (const Format& f : formats) out.push_back(to_json(facts_record(f)));
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
@@ -70,7 +36,7 @@ int run_ranges(const std::string& list, bool csv, bool json) {
     const FormatFacts r = facts(f);
     auto number = [&](double v) { return csv ? shortest(v) : with_power(v); };
     table.add_row({f.name, std::to_string(f.width()), std::to_string(f.exponent_bits), std::to_string(f.mantissa_bits),
-                   std::to_string(f.bias), specials_name(f.specials), number(r.max_finite), number(r.min_normal),
+                   std::to_string(f.bias), std::string(to_string(f.specials)), number(r.max_finite), number(r.min_normal),
                    r.min_subnormal ? number(*r.min_subnormal) : "none", number(r.epsilon), number(r.ulp_one),
                    number(r.unit_roundoff), std::to_string(r.digits10), std::to_string(r.max_digits10),
                    std::to_string(r.finite_codes), std::to_string(r.finite_values),

@@ -18,7 +18,7 @@ struct SweepArgs {
 
 int run_sweep(const SweepArgs& args) {
   const Format to = parse_format_option(args.to);
-  const Policy policy = to_policy(args.policy);
+  const Policy policy = policy_from_text(args.policy);
   OutputFile out(args.out);
   out.reserve(kFloat32Count * static_cast<std::uint64_t>(to.storage_bits / 8));
   Progress progress("sweep " + to.name, kFloat32Count);

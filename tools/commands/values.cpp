@@ -11,14 +11,8 @@ namespace {
 
 int run_values(const std::string& name, bool csv) {
   const Format f = parse_format_option(name);
-  if (f.width() > 16) {
-    throw UsageError("format " + f.name + " has " + std::to_string(f.width()) +
-                     "-bit codes; `values` lists formats of at most 16 bits");
-  }
   Table table({"code", "class", "value"});
-  const std::uint64_t count = std::uint64_t{1} << f.width();
-  for (std::uint64_t code = 0; code < count; ++code) {
-    const std::uint64_t bits = f.to_storage(code);
+  for (const std::uint64_t bits : every_code(f)) {
     table.add_row({to_hex(f, bits), std::string(to_string(classify(f, bits))), to_exact_decimal(f, bits)});
   }
   std::fputs(csv ? table.csv().c_str() : table.aligned().c_str(), stdout);

@@ -87,7 +87,7 @@ std::uint64_t read_element(const std::uint8_t* p, std::size_t width) {
 
 int run_verify(const VerifyArgs& args) {
   const Format to = parse_format_option(args.to);
-  const Policy policy = to_policy(args.policy);
+  const Policy policy = policy_from_text(args.policy);
   const std::size_t width = static_cast<std::size_t>(to.storage_bits) / 8;
   const std::uint64_t expected_size = kFloat32Count * width;
   const bool from_stdin = args.against == "-";

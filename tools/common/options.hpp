@@ -7,28 +7,18 @@
 
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/core/policy_text.hpp"
 
 namespace fmtcheck::cli {
 
-struct PolicyOptions {
-  std::string round = "rne";
-  std::string overflow = "nosat";
-  std::string subnormals = "keep";
-  std::string tininess = "after";
-  std::string nan = "ieee";
-  std::uint32_t sr_random = 0;  // convert: the random draw for --round sr
-  int sr_bits = 0;              // how many random bits stochastic rounding uses
-};
+// The policy axes as the options give them (lib/core/policy_text.hpp).
+using PolicyOptions = PolicyText;
 
 // Adds --round, --overflow, --subnormals, --tininess, --nan, --sr-bits (and
 // --sr-random when `single_value`) to `sub`.
 void add_policy_options(CLI::App& sub, PolicyOptions& o, bool single_value);
-// Validates and builds the policy; throws UsageError naming the bad option.
-Policy to_policy(const PolicyOptions& o);
 
 // A format name or spec, or UsageError.
 Format parse_format_option(const std::string& text);
-// "fp16,bf16,e4m3" -> formats, or UsageError.
-std::vector<Format> parse_format_list(const std::string& text);
 
 }  // namespace fmtcheck::cli

@@ -213,7 +213,7 @@ template <typename T, typename Code>
 void add_errors(std::span<const T> x, std::span<const Code> codes, const Format& f, const std::vector<double>* decoded,
                 float scale, ConversionStats& stats) {
   if constexpr (std::is_same_v<T, float>) {
-    if (detail::float32_holds(f)) {
+    if (float32_holds(f)) {
       return add_errors_in<float>(x, codes, f, decoded, scale, stats);
     }
   }

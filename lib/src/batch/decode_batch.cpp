@@ -87,7 +87,7 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
                                 from.name + " is stored in " + std::to_string(from.storage_bits));
   }
   if (out.size() < bits.size()) throw std::invalid_argument("decode_batch: output shorter than input");
-  if (!detail::float32_holds(from)) {
+  if (!float32_holds(from)) {
     throw std::invalid_argument("decode_batch: float32 cannot hold every value of " + from.name);
   }
   // The kernel needs no table, so it takes batches of any length; it leaves
@@ -105,7 +105,7 @@ void decode_batch_impl(std::span<const In> bits, const Format& from, std::span<f
 
 }  // namespace
 
-bool detail::float32_holds(const Format& f) {
+bool float32_holds(const Format& f) {
   const int lowest = f.has_subnormals ? f.min_exponent() - f.mantissa_bits : f.min_exponent();
   return f.storage_bits <= 32 && f.precision() <= 24 && f.max_exponent() <= 127 && lowest >= -149;
 }

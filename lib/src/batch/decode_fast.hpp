@@ -42,11 +42,6 @@ std::size_t decode_small_float_fast(const SmallFloatDecode& k, const std::uint8_
 // tf32 and fp32 containers (code_mask clears tf32's padding).
 std::size_t decode_float32_fast(const std::uint32_t* in, std::size_t n, std::uint32_t code_mask, float* out);
 
-// Whether decode_batch takes f: a container of at most 32 bits, and every
-// value a float32 (at most 24 significant bits, nothing above float32's
-// largest binade, nothing below its smallest subnormal, 2^-149).
-bool float32_holds(const Format& f);
-
 // Whether decode_batch decodes f's codes without a per-format table, so
 // that batches of any length are cheap: those the kernels above serve.
 bool decodes_without_table(const Format& f);

@@ -61,4 +61,30 @@ FormatFacts facts(const Format& f) {
   return r;
 }
 
+Record facts_record(const Format& f) {
+  const FormatFacts r = facts(f);
+  const auto i = [](int v) { return FieldValue(static_cast<std::int64_t>(v)); };
+  return {{"format", f.name},
+          {"bits", i(f.width())},
+          {"storage_bits", i(f.storage_bits)},
+          {"exponent_bits", i(f.exponent_bits)},
+          {"mantissa_bits", i(f.mantissa_bits)},
+          {"bias", i(f.bias)},
+          {"specials", std::string(to_string(f.specials))},
+          {"signed", f.is_signed},
+          {"max_finite", r.max_finite},
+          {"min_normal", r.min_normal},
+          {"min_subnormal", r.min_subnormal ? FieldValue(*r.min_subnormal) : FieldValue()},
+          {"epsilon", r.epsilon},
+          {"ulp_one", r.ulp_one},
+          {"unit_roundoff", r.unit_roundoff},
+          {"digits10", i(r.digits10)},
+          {"max_digits10", i(r.max_digits10)},
+          {"finite_codes", r.finite_codes},
+          {"finite_values", r.finite_values},
+          {"inf", r.pos_inf_bits ? FieldValue(to_hex(f, *r.pos_inf_bits)) : FieldValue()},
+          {"nan_codes", r.nan_codes},
+          {"nan_encodings", r.nan_encodings}};
+}
+
 }  // namespace fmtcheck

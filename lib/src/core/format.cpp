@@ -1,6 +1,8 @@
 // Format presets and the facts derived from the description alone.
 #include "fmtcheck/core/format.hpp"
 
+#include <stdexcept>
+
 namespace fmtcheck {
 
 std::string_view to_string(ValueClass c) {
@@ -12,6 +14,26 @@ std::string_view to_string(ValueClass c) {
     case ValueClass::nan: return "nan";
   }
   return "?";
+}
+
+std::string_view to_string(Specials s) {
+  switch (s) {
+    case Specials::ieee: return "ieee";
+    case Specials::fn: return "fn";
+    case Specials::fnuz: return "fnuz";
+    case Specials::none: return "none";
+  }
+  return "?";
+}
+
+std::vector<std::uint64_t> every_code(const Format& f) {
+  if (f.width() > 16) {
+    throw std::invalid_argument("format " + f.name + " has " + std::to_string(f.width()) +
+                                "-bit codes; `values` lists formats of at most 16 bits");
+  }
+  std::vector<std::uint64_t> codes(std::size_t{1} << f.width());
+  for (std::uint64_t code = 0; code < codes.size(); ++code) codes[code] = f.to_storage(code);
+  return codes;
 }
 
 ValueClass classify(const Format& f, std::uint64_t bits) {

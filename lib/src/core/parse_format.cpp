@@ -107,7 +107,7 @@ std::optional<Format> parse_format(std::string_view text, std::string* error) {
   // fnuz spends the exponent-and-mantissa-zero negative code on NaN: one more
   // binade is finite, so the customary bias is one higher (E4M3FNUZ: 8).
   f.bias = (1 << (e - 1)) - 1 + (f.specials == Specials::fnuz ? 1 : 0);
-  if (!bias_text.empty()) {
+  if (underscore != std::string_view::npos) {
     int bias = 0;
     if (!read_int(bias_text, bias) || !bias_text.empty()) {
       return fail(error, "format '" + std::string(text) + "': bias after _b must be an integer");
@@ -118,7 +118,7 @@ std::optional<Format> parse_format(std::string_view text, std::string* error) {
   const int width = 1 + e + m;
   f.storage_bits = width <= 8 ? 8 : width <= 16 ? 16 : width <= 32 ? 32 : 64;
   f.name = "e" + std::to_string(e) + "m" + std::to_string(m) + suffix;
-  if (!bias_text.empty() || underscore != std::string_view::npos) f.name += "_b" + std::to_string(f.bias);
+  if (underscore != std::string_view::npos) f.name += "_b" + std::to_string(f.bias);
   // "e4m3ieee" must not be named "e4m3", which names the OCP preset: a name
   // has to parse back to its format.
   if (f.specials == Specials::ieee && find_alias(f.name)) f.name += "ieee";
@@ -138,6 +138,17 @@ Format format_from_string(std::string_view text) {
   auto f = parse_format(text, &error);
   if (!f) throw std::invalid_argument(error);
   return *f;
+}
+
+std::vector<Format> format_list_from_string(std::string_view text) {
+  std::vector<Format> out;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(format_from_string(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  if (out.empty()) throw std::invalid_argument("empty format list '" + std::string(text) + "'");
+  return out;
 }
 
 }  // namespace fmtcheck

@@ -18,6 +18,10 @@ class BinaryTensorFile final : public TensorFile {
   // Opens and memory-maps the file read-only (TensorFileError when missing
   // or unreadable).
   explicit BinaryTensorFile(const std::string& path);
+  // Tensors already in memory, each added with add_memory_tensor; `label`
+  // stands for the path in messages and results.
+  struct InMemory {};
+  BinaryTensorFile(std::string label, InMemory) : TensorFile(std::move(label)) {}
   ~BinaryTensorFile() override;
   BinaryTensorFile(const BinaryTensorFile&) = delete;
   BinaryTensorFile& operator=(const BinaryTensorFile&) = delete;
@@ -27,6 +31,8 @@ class BinaryTensorFile final : public TensorFile {
   void read_at(std::uint64_t offset, void* out, std::size_t bytes) const;
   // Declares a tensor stored at `offset`; checks it lies inside the file.
   void add_tensor(TensorInfo info, std::uint64_t offset, bool big_endian);
+  // Declares a tensor whose elements lie at `data`, in the machine's order.
+  void add_memory_tensor(TensorInfo info, const void* data);
   void mark_skipped(std::string name) { skipped_.push_back(std::move(name)); }
 
   void for_each_chunk(std::size_t index, std::size_t chunk_size,
@@ -34,11 +40,12 @@ class BinaryTensorFile final : public TensorFile {
 
  private:
   struct Location {
-    std::uint64_t offset;
+    const unsigned char* data;
     bool big_endian;
   };
-  // Tells the kernel the pages of [offset, offset + bytes) may be dropped.
-  void release(std::uint64_t offset, std::uint64_t bytes) const;
+  // Tells the kernel the mapped pages of [data, data + bytes) may be dropped
+  // (nothing for tensors in memory).
+  void release(const unsigned char* data, std::uint64_t bytes) const;
 
   const unsigned char* map_ = nullptr;
   std::uint64_t size_ = 0;

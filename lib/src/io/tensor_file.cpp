@@ -3,20 +3,18 @@
 // (MADV_SEQUENTIAL), and each chunk's pages are released after use, so a
 // file of any size needs only the chunks in flight.
 #include <algorithm>
-#include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstring>
-#include <exception>
 #include <fcntl.h>
 #include <filesystem>
-#include <mutex>
 #include <stdexcept>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 
 #include "batch/decode_fast.hpp"
+#include "core/parallel.hpp"
 #include "fmtcheck/batch/decode_batch.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "io/binary_tensor_file.hpp"
@@ -58,7 +56,9 @@ void BinaryTensorFile::read_at(std::uint64_t offset, void* out, std::size_t byte
   if (bytes > 0) std::memcpy(out, map_ + offset, bytes);
 }
 
-void BinaryTensorFile::release(std::uint64_t offset, std::uint64_t bytes) const {
+void BinaryTensorFile::release(const unsigned char* data, std::uint64_t bytes) const {
+  if (map_ == nullptr || data < map_ || data >= map_ + size_) return;
+  const auto offset = static_cast<std::uint64_t>(data - map_);
   // A page fault maps up to 64 KiB around the faulting page (the kernel's
   // fault-around), so pages of neighbouring chunks get mapped too; dropping
   // that margin as well keeps them from piling up when a neighbour was
@@ -93,9 +93,15 @@ void BinaryTensorFile::add_tensor(TensorInfo info, std::uint64_t offset, bool bi
   }
   // Elements are delivered as float where float32 holds every value of the
   // dtype (decode_batch's contract), else as double.
-  info.as_double = !detail::float32_holds(info.dtype);
+  info.as_double = !float32_holds(info.dtype);
   tensors_.push_back(std::move(info));
-  locations_.push_back({offset, big_endian});
+  locations_.push_back({map_ + offset, big_endian});
+}
+
+void BinaryTensorFile::add_memory_tensor(TensorInfo info, const void* data) {
+  info.as_double = !float32_holds(info.dtype);
+  tensors_.push_back(std::move(info));
+  locations_.push_back({static_cast<const unsigned char*>(data), std::endian::native == std::endian::big});
 }
 
 namespace {
@@ -107,36 +113,6 @@ std::uint64_t load(const unsigned char* p, std::size_t bytes, bool big_endian) {
     v |= std::uint64_t{p[i]} << (8 * byte);
   }
   return v;
-}
-
-// Runs work(0 .. count-1) on `threads` threads, each item once; the first
-// exception stops the others and is rethrown.
-void run_parallel(std::uint64_t count, unsigned threads, const std::function<void(std::uint64_t)>& work) {
-  threads = static_cast<unsigned>(std::clamp<std::uint64_t>(threads, 1, std::max<std::uint64_t>(count, 1)));
-  if (threads == 1) {
-    for (std::uint64_t i = 0; i < count; ++i) work(i);
-    return;
-  }
-  std::atomic<std::uint64_t> next{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  const auto worker = [&] {
-    for (std::uint64_t i; !stop && (i = next++) < count;) {
-      try {
-        work(i);
-      } catch (...) {
-        const std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        stop = true;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
 }
 
 // Values [first, first + n) stored at `bytes`: a chunk that points into the
@@ -189,8 +165,8 @@ void BinaryTensorFile::for_each_chunk(std::size_t index, std::size_t chunk_size,
     thread_local std::vector<unsigned char> buffer;
     const std::uint64_t first = c * chunk_size;
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_size, info.count - first));
-    consume(decode(map_ + where.offset + first * width, info.dtype, where.big_endian, first, n, as_float, buffer));
-    release(where.offset + first * width, n * width);
+    consume(decode(where.data + first * width, info.dtype, where.big_endian, first, n, as_float, buffer));
+    release(where.data + first * width, n * width);
   });
 }
 

@@ -4,6 +4,7 @@
 // measured GPU outputs in CI (tests/tensor_core), the AMD ones against
 // hand-built cases worked out in exact arithmetic.
 #include <algorithm>
+#include <stdexcept>
 
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
@@ -123,6 +124,13 @@ const TensorCoreModel* find_tensor_core_model(std::string_view name) {
   const auto& models = all_models();
   const auto it = std::find_if(models.begin(), models.end(), [&](const TensorCoreModel& m) { return m.name == name; });
   return it == models.end() ? nullptr : &*it;
+}
+
+const TensorCoreModel& tensor_core_model(std::string_view name) {
+  if (const TensorCoreModel* m = find_tensor_core_model(name)) return *m;
+  std::string names;
+  for (const TensorCoreModel& m : all_models()) names += (names.empty() ? "" : ", ") + m.name;
+  throw std::invalid_argument("unknown --model '" + std::string(name) + "': expected one of " + names);
 }
 
 }  // namespace fmtcheck

@@ -192,6 +192,12 @@ std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
   return std::nullopt;
 }
 
+DotModel TensorCoreModel::arithmetic_for(const Format& input) const {
+  const auto dot = for_input(input);
+  if (!dot) throw std::invalid_argument("model '" + name + "' has no published arithmetic for " + input.name + " inputs");
+  return *dot;
+}
+
 std::optional<DotModel> TensorCoreModel::for_inputs(const Format& a, const Format& b) const {
   const std::optional<DotModel> da = for_input(a), db = for_input(b);
   if (!da || !db || *da != *db) return std::nullopt;

@@ -9,6 +9,11 @@
 
 namespace fmtcheck {
 
+// Whether decode_batch takes f: a container of at most 32 bits, and every
+// value a float32 (at most 24 significant bits, nothing above float32's
+// largest binade, nothing below its smallest subnormal, 2^-149).
+bool float32_holds(const Format& f);
+
 // Batch decoding into float32, for formats whose every value float32 holds
 // exactly (all presets but fp64): out[i] = float(to_double(from, bits[i])),
 // a NaN becoming float32's quiet NaN with its sign. The element width must

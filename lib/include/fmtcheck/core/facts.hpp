@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/record.hpp"
 
 namespace fmtcheck {
 
@@ -26,5 +27,9 @@ struct FormatFacts {
 };
 
 FormatFacts facts(const Format& f);
+
+// The format's description and facts as the fields of `fmtcheck ranges
+// --json` (format, bits, storage_bits, ..., nan_encodings).
+Record facts_record(const Format& f);
 
 }  // namespace fmtcheck

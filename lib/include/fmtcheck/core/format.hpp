@@ -90,6 +90,13 @@ inline bool same_encoding(const Format& a, const Format& b) {
   return fields(a) == fields(b);
 }
 
+// "ieee", "fn", "fnuz" or "none".
+std::string_view to_string(Specials s);
+
+// Every code of a format of at most 16 bits, in order, as container bits;
+// throws std::invalid_argument for a wider format.
+std::vector<std::uint64_t> every_code(const Format& f);
+
 // Value class of a code.
 enum class ValueClass : std::uint8_t { zero, subnormal, normal, inf, nan };
 std::string_view to_string(ValueClass c);
@@ -111,5 +118,8 @@ std::span<const Format> preset_formats();
 std::optional<Format> parse_format(std::string_view text, std::string* error = nullptr);
 // Same, throwing std::invalid_argument with the reason.
 Format format_from_string(std::string_view text);
+// A comma-separated list ("fp16,bf16,e4m3"; empty items are skipped);
+// throws std::invalid_argument for a bad name or an empty list.
+std::vector<Format> format_list_from_string(std::string_view text);
 
 }  // namespace fmtcheck

@@ -80,6 +80,18 @@ class TensorFile {
 // is raw binary and needs options.dtype. Throws TensorFileError.
 std::unique_ptr<TensorFile> open_tensor_file(const std::string& path, const ReadOptions& options = {});
 
+// Tensors already in memory (a numpy array, a framework tensor through
+// DLPack): contiguous elements of `dtype` in the machine's byte order, read
+// in place, never copied; native float32 and float64 chunks point into them.
+// The memory must outlive the TensorFile. `label` stands for the path.
+struct MemoryTensor {
+  std::string name;
+  Format dtype;
+  std::vector<std::uint64_t> shape;
+  const void* data = nullptr;
+};
+std::unique_ptr<TensorFile> memory_tensors(std::string label, const std::vector<MemoryTensor>& tensors);
+
 // Format-specific openers (open_tensor_file dispatches to these).
 std::unique_ptr<TensorFile> open_npy(const std::string& path, const ReadOptions& options);
 std::unique_ptr<TensorFile> open_safetensors(const std::string& path, const ReadOptions& options);

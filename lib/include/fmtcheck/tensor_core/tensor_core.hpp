@@ -89,6 +89,9 @@ struct TensorCoreModel {
   // The arithmetic for `input`, or nullopt when the instruction does not
   // take that type (or nothing about it is published).
   [[nodiscard]] std::optional<DotModel> for_input(const Format& input) const;
+  // The same, throwing std::invalid_argument ("model 'volta' has no
+  // published arithmetic for e4m3 inputs") where there is none.
+  [[nodiscard]] DotModel arithmetic_for(const Format& input) const;
   // The arithmetic for A in `a` and B in `b` (E4M3 x E5M2, say): the two
   // types' entries when they are the same, else nullopt.
   [[nodiscard]] std::optional<DotModel> for_inputs(const Format& a, const Format& b) const;
@@ -98,6 +101,9 @@ struct TensorCoreModel {
 std::span<const TensorCoreModel> tensor_core_models();
 // A preset by name, or nullopt.
 const TensorCoreModel* find_tensor_core_model(std::string_view name);
+// The same, throwing std::invalid_argument ("unknown --model 'x': expected
+// one of ...") when there is none.
+const TensorCoreModel& tensor_core_model(std::string_view name);
 
 // Output formats a tensor core writes: fp32 or fp16.
 bool is_tensor_core_output(const Format& out);

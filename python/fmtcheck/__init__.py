@@ -1,0 +1,424 @@
+"""fmtcheck: bit-exact answers about low-precision floating point, on arrays.
+
+Formats are named as on the command line ("fp16", "bf16", "e4m3", "e5m2",
+"e4m3fnuz", "e2m1", "e8m0", "tf32", user formats such as "e3m4fn" or
+"e5m2fnuz_b15"; ml_dtypes' and numpy's names work too). The rounding policy
+is given as keywords: ``round`` (rne, rna, rtz, rup, rdn, rto, sr),
+``overflow`` (sat, nosat), ``subnormals`` (keep, ftz, daz, ftz+daz),
+``tininess`` (after, before), ``nan`` (ieee, cuda, canonical) and, for
+stochastic rounding, ``sr_bits`` and ``seed``.
+
+Arrays are read in place: numpy arrays of float32, float64, float16 or any
+ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or
+JAX tensor), without importing its framework. The work runs without the
+GIL, on every core (``threads=`` says how many). Bad input raises
+ValueError or TypeError in the words of the ``fmtcheck`` command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "Analysis", "Converted", "Dot", "ScalingReplay", "Value", "add", "analyze", "convert", "convert_value", "decode",
+    "div", "dot", "dtype_of", "fma", "gemm", "maximum", "minimum", "models", "mul", "ranges", "scale", "sqrt", "sub",
+    "values",
+]
+
+Formats = Union[str, Sequence[str]]
+
+try:  # ml_dtypes gives the low-precision formats numpy dtypes; without it codes stay unsigned integers.
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - ml_dtypes is optional
+    _ml_dtypes = None
+
+# ml_dtypes' name of each fmtcheck preset it has.
+_ML_DTYPES_NAMES = {
+    "bf16": "bfloat16", "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
+    "e5m2fnuz": "float8_e5m2fnuz", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn", "e2m1": "float4_e2m1fn",
+    "e8m0": "float8_e8m0fnu",
+}
+# ml_dtypes types whose names are not fmtcheck aliases, as fmtcheck specs.
+_ML_DTYPES_SPECS = {"float8_e4m3": "e4m3ieee", "float8_e3m4": "e3m4", "float8_e4m3b11fnuz": "e4m3fnuz_b11"}
+_NUMPY = {"fp16": np.dtype(np.float16), "fp32": np.dtype(np.float32), "fp64": np.dtype(np.float64)}
+_UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _policy(round: str, overflow: str, subnormals: str, tininess: str, nan: str, sr_bits: int) -> dict:
+    return dict(round=round, overflow=overflow, subnormals=subnormals, tininess=tininess, nan=nan, sr_bits=sr_bits)
+
+
+def dtype_of(fmt: str) -> np.dtype:
+    """The numpy dtype that holds codes of `fmt`: numpy's or ml_dtypes' type where one exists
+    (fp16 -> float16, e4m3 -> float8_e4m3fn), else unsigned integers of the storage width."""
+    name = _core.canonical_name(fmt)
+    if name in _NUMPY:
+        return _NUMPY[name]
+    if _ml_dtypes is not None and name in _ML_DTYPES_NAMES:
+        return np.dtype(getattr(_ml_dtypes, _ML_DTYPES_NAMES[name]))
+    return np.dtype(_UNSIGNED[_core.storage_bits(name)])
+
+
+_NUMPY_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _format_of_dtype(dtype: np.dtype) -> Optional[str]:
+    """The fmtcheck format of an ml_dtypes dtype (kind "V", or "f" for float8_e5m2), or None
+    for numpy's own types."""
+    if dtype.kind not in "fV" or dtype.names is not None or dtype in _NUMPY_FLOATS or dtype.itemsize > 2:
+        return None
+    return _ML_DTYPES_SPECS.get(dtype.name, dtype.name)
+
+
+def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]:
+    """What the extension reads: (array or DLPack producer, format of its codes, shape).
+    ml_dtypes arrays become views of their codes; nothing is copied unless the array is
+    not C-contiguous or is a Python sequence."""
+    if not isinstance(array, np.ndarray) and hasattr(array, "__dlpack__"):
+        return array, from_, tuple(array.shape)
+    a = np.asarray(array)
+    if not isinstance(array, np.ndarray) and a.dtype.kind in "iub":
+        a = a.astype(np.float64)  # Python numbers
+    fmt = _format_of_dtype(a.dtype)
+    if fmt is not None:
+        a = np.ascontiguousarray(a).view(_UNSIGNED[8 * a.dtype.itemsize])
+        return a, from_ or fmt, a.shape
+    if a.dtype.kind not in "uf" or a.dtype.itemsize > 8:
+        raise TypeError(f"expected float32, float64, float16, an ml_dtypes type or unsigned codes, not {a.dtype}")
+    return np.ascontiguousarray(a), from_, a.shape
+
+
+def _own_format(array: Any) -> Optional[str]:
+    """The format an array's dtype names: fp16 for float16, an ml_dtypes type's own; else None."""
+    dtype = np.asarray(array).dtype
+    return "fp16" if dtype == np.float16 else _format_of_dtype(dtype)
+
+
+def _codes(array: Any, fmt: Optional[str], what: str) -> tuple[np.ndarray, str]:
+    """Codes of `fmt` as unsigned integers: an ml_dtypes array's own codes, unsigned
+    integers as they are, and floats converted (rne) into `fmt`."""
+    a = array if isinstance(array, np.ndarray) else np.asarray(array)
+    own = _own_format(a)
+    if own is not None:
+        if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
+            raise TypeError(f"{what} holds {_core.canonical_name(own)} values, not {_core.canonical_name(fmt)}")
+        return np.ascontiguousarray(a).view(_UNSIGNED[8 * a.dtype.itemsize]), own
+    if fmt is None:
+        raise TypeError(f"{what} holds no format of its own: say which with the format argument")
+    if a.dtype.kind == "u":
+        return np.ascontiguousarray(a), fmt
+    return convert(a, fmt).codes.view(_UNSIGNED[_core.storage_bits(fmt)]), fmt
+
+
+class Converted(NamedTuple):
+    """The codes of a conversion (an ml_dtypes array where ml_dtypes has the format) and the
+    flag counts over the array: {"values": n, "inexact": n, "underflow": n, ...}."""
+
+    codes: np.ndarray
+    flags: dict
+
+
+def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "rne", overflow: str = "nosat",
+            subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0, seed: int = 0,
+            out: Optional[np.ndarray] = None, threads: int = 0) -> Converted:
+    """Converts every value of `array` into format `to`, bit-exactly, under the policy.
+
+    `array` is a numpy array (float32, float64, float16, an ml_dtypes type), a DLPack producer on
+    the CPU, or unsigned integers holding codes of format `from_`. With ``round="sr"``, value i
+    draws RandomStream{seed}.draw(i) (``sr_bits`` of it), so results do not depend on the threads.
+    `out` (codes of `to`, as many as the input) is filled in place and returned.
+    """
+    src, from_, shape = _input(array, from_)
+    codes = np.empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
+    raw = codes if codes.dtype.kind == "u" else codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
+    flags = _core.convert_into(src, to, from_, raw.reshape(-1),
+                               **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed, threads=threads)
+    return Converted(codes, flags)
+
+
+def _contiguous_out(out: np.ndarray) -> np.ndarray:
+    """`out=` is written in place, so it must be one C-contiguous block (a reshape of it must be a view)."""
+    if not isinstance(out, np.ndarray) or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out= must be a writable C-contiguous numpy array")
+    return out
+
+
+def decode(codes: Any, fmt: Optional[str] = None, *, out: Optional[np.ndarray] = None, threads: int = 0) -> np.ndarray:
+    """The values of `codes` (unsigned integers of format `fmt`, or an ml_dtypes array), exactly:
+    float32 for every format float32 holds (all presets but fp64), float64 otherwise. NaN
+    becomes a quiet NaN of its sign."""
+    raw, fmt = _codes(codes, fmt, "codes")
+    if out is None:
+        out = np.empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
+    _contiguous_out(out)
+    _core.decode_into(raw, fmt, out.reshape(-1), threads=threads)
+    return out
+
+
+class Value(NamedTuple):
+    """One converted value: its container bits, its exact value and its flags ("inexact|overflow")."""
+
+    bits: int
+    value: float
+    exact: str
+    flags: str
+
+
+def convert_value(x: Union[float, str], to: str, *, round: str = "rne", overflow: str = "nosat",
+                  subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0,
+                  sr_random: int = 0) -> Value:
+    """One value rounded once into `to`, as ``fmtcheck convert`` does: a float, or decimal text
+    such as "0.1" taken exactly (never through double). `sr_random` is the draw under sr."""
+    bits, flags = _core.convert_value(x, to, **_policy(round, overflow, subnormals, tininess, nan, sr_bits),
+                                      sr_random=sr_random)
+    exact = _core.to_exact_decimal(to, bits)
+    value = float(decode(np.array([bits], _UNSIGNED[_core.storage_bits(to)]), to)[0])
+    return Value(bits, value, exact, flags)
+
+
+def _elementwise(op: "_core.Operation", fmt: Optional[str], operands: Sequence[Any], policy: dict,
+                 sr_random: int, threads: int) -> Converted:
+    codes = []
+    for name, x in zip("abc", operands):
+        raw, fmt = _codes(x, fmt, name)
+        codes.append(raw.reshape(-1))
+    shape = np.asarray(operands[0]).shape
+    out = np.empty(codes[0].size, np.uint64)
+    flags = _core.elementwise_into(op, fmt, codes[0], codes[1] if len(codes) > 1 else None,
+                                   codes[2] if len(codes) > 2 else None, out, **policy, sr_random=sr_random,
+                                   threads=threads)
+    result = out.astype(_UNSIGNED[_core.storage_bits(fmt)]).reshape(shape)
+    dtype = dtype_of(fmt)
+    return Converted(result.view(dtype) if dtype.kind != "u" else result, flags)
+
+
+def _arith_doc(formula: str) -> str:
+    return (f"{formula}, element-wise, correctly rounded once into `fmt` under the policy; returns the codes and\n"
+            f"the flag counts. Operands are codes of `fmt` (unsigned integers, or ml_dtypes arrays whose type\n"
+            f"names the format), or floats first converted into `fmt` (rne).")
+
+
+def _binary(op_name: str, formula: str):
+    op = getattr(_core.Operation, op_name)
+
+    def f(a: Any, b: Any, fmt: Optional[str] = None, *, round: str = "rne", overflow: str = "nosat",
+          subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0,
+          sr_random: int = 0, threads: int = 0) -> Converted:
+        return _elementwise(op, fmt, (a, b), _policy(round, overflow, subnormals, tininess, nan, sr_bits), sr_random,
+                            threads)
+
+    f.__name__ = f.__qualname__ = op_name
+    f.__doc__ = _arith_doc(formula)
+    return f
+
+
+add = _binary("add", "a + b")
+sub = _binary("sub", "a - b")
+mul = _binary("mul", "a * b")
+div = _binary("div", "a / b")
+minimum = _binary("minimum", "IEEE 754-2019 minimum(a, b) (a NaN operand gives NaN, -0 < +0)")
+maximum = _binary("maximum", "IEEE 754-2019 maximum(a, b) (a NaN operand gives NaN, -0 < +0)")
+
+
+def fma(a: Any, b: Any, c: Any, fmt: Optional[str] = None, *, round: str = "rne", overflow: str = "nosat",
+        subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0, sr_random: int = 0,
+        threads: int = 0) -> Converted:
+    return _elementwise(_core.Operation.fma, fmt, (a, b, c), _policy(round, overflow, subnormals, tininess, nan, sr_bits),
+                        sr_random, threads)
+
+
+def sqrt(a: Any, fmt: Optional[str] = None, *, round: str = "rne", overflow: str = "nosat", subnormals: str = "keep",
+         tininess: str = "after", nan: str = "ieee", sr_bits: int = 0, sr_random: int = 0, threads: int = 0) -> Converted:
+    return _elementwise(_core.Operation.sqrt, fmt, (a,), _policy(round, overflow, subnormals, tininess, nan, sr_bits),
+                        sr_random, threads)
+
+
+fma.__doc__ = _arith_doc("a * b + c with one rounding")
+sqrt.__doc__ = _arith_doc("sqrt(a)")
+
+
+def _format_list(formats: Formats) -> str:
+    return formats if isinstance(formats, str) else ",".join(formats)
+
+
+def _named(arrays: Any, default: str) -> Any:
+    items = arrays.items() if isinstance(arrays, Mapping) else [(default, arrays)]
+    names, srcs, froms = [], [], []
+    for name, array in items:
+        src, fmt, _ = _input(array, None)
+        names.append(str(name))
+        srcs.append(src)
+        froms.append(fmt)
+    return _core.NamedArrays(names, srcs, froms)
+
+
+def _frame(rows: list):
+    import pandas as pd  # optional: only the table methods need it
+
+    return pd.DataFrame(rows)
+
+
+class Analysis:
+    """What each format does to each tensor: the measures of ``fmtcheck analyze``.
+
+    ``results``: one dict per tensor and format (tensor, format, scale, measures: values, exact,
+    inexact, overflow, saturated, underflow_to_zero, subnormal, flushed, nan_in, inf_in,
+    nan_produced, max_abs_error, max_rel_error, mean_rel_error, rms_rel_error, amax,
+    best_pow2_scale, underflow_at_best_pow2_scale; with block=N also blocks and the range of
+    block scales). ``histograms``: per tensor, the binade counts. ``blocks``: with blocks=True,
+    one dict per MX block. ``table()``, ``histogram_table()`` and ``block_table()`` give pandas
+    DataFrames in the layout of the CLI's --csv, --histogram-csv and --block-csv.
+    """
+
+    def __init__(self, raw: dict):
+        self.policy: str = raw["policy"]
+        self.results: list = raw["results"]
+        self.histograms: list = raw["histograms"]
+        self.blocks: list = raw["blocks"]
+
+    def measure(self, tensor: str, fmt: str, name: str) -> float:
+        """One measure of one tensor under one format."""
+        fmt = _core.canonical_name(fmt)
+        for r in self.results:
+            if r["tensor"] == tensor and r["format"] == fmt:
+                return r["measures"][name]
+        raise KeyError(f"no result for tensor {tensor!r} in {fmt}")
+
+    def table(self):
+        """Tidy DataFrame: tensor, format, scale, measure, value (needs pandas)."""
+        return _frame([{"tensor": r["tensor"], "format": r["format"], "scale": r["scale"], "measure": m, "value": v}
+                       for r in self.results for m, v in r["measures"].items()])
+
+    def histogram_table(self):
+        """Tidy DataFrame: tensor, binade, count (binade: floor(log2|x|), or zero, infinite, not_a_number)."""
+        return _frame([{"tensor": h["tensor"], "binade": b, "count": n}
+                       for h in self.histograms for b, n in h["binades"].items()])
+
+    def block_table(self):
+        """DataFrame with one row per MX block and format (analyze(..., block=N, blocks=True))."""
+        return _frame(self.blocks)
+
+    def __repr__(self) -> str:
+        return f"Analysis({len(self.results)} results, policy {self.policy})"
+
+
+def analyze(arrays: Any, formats: Formats = "fp16,bf16,e4m3,e5m2", *, scale: str = "none", block: int = 0,
+            scale_rule: str = "ocp", blocks: bool = False, round: str = "rne", overflow: str = "nosat",
+            subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0, seed: int = 0,
+            threads: int = 0) -> Analysis:
+    """What each format does to an array, or to each array of a dict {name: array}.
+
+    ``scale``: none, auto (best power of two), amax[:MARGIN] (fmt_max / amax / 2^MARGIN) or
+    pow2:N. ``block=N``: MX-style blocks of N values share an E8M0 scale chosen by
+    ``scale_rule`` (ocp, ceil, rne); ``blocks=True`` keeps every block. float32 input is scaled
+    in float32, float64 input measured exactly as float64.
+    """
+    named = _named(arrays, "tensor")
+    return Analysis(_core.analyze(named, _format_list(formats), scale=scale, block=block, scale_rule=scale_rule,
+                                  blocks=blocks, **_policy(round, overflow, subnormals, tininess, nan, sr_bits),
+                                  seed=seed, threads=threads))
+
+
+class ScalingReplay:
+    """A scaling recipe replayed over the gradients of a training run, step by step, as
+    ``fmtcheck scale`` does: gradscaler (torch, with Megatron's hysteresis and min_scale),
+    deepspeed (DynamicLossScaler), delayed (Transformer Engine DelayedScaling) or current.
+
+    Keywords are the CLI's options: format (default fp16 for the loss scalers, "hybrid" for the
+    FP8 recipes: e5m2 gradients, e4m3 for the tensors the ``forward`` regex names), the policy
+    (``overflow`` defaults to nosat for the loss scalers, sat for FP8), init_scale,
+    growth_factor, backoff_factor, growth_interval, scale_window, hysteresis, min_scale,
+    consecutive_hysteresis, history, amax_compute, margin.
+    """
+
+    def __init__(self, recipe: str = "gradscaler", **settings: Any):
+        self._replay = _core.ScalingReplay(_core.ReplaySettings(recipe=recipe, **settings))
+        self._steps = 0
+
+    def step(self, gradients: Mapping[str, Any]) -> None:
+        """Replays one step: its gradients by name (the name follows a tensor across steps)."""
+        self._replay.step(self._steps, _named(gradients, "gradient"))
+        self._steps += 1
+
+    @property
+    def rows(self) -> list:
+        """One dict per step and tensor: step, tensor, format, scale, skipped, counts, amax."""
+        return self._replay.rows()
+
+    def summary(self) -> dict:
+        """The totals of ``fmtcheck scale --json``: steps, skipped_steps, final_scale, tensors."""
+        return self._replay.summary()
+
+    def table(self):
+        """The rows as a DataFrame (needs pandas)."""
+        return _frame(self.rows)
+
+
+def scale(steps: Iterable[Mapping[str, Any]], recipe: str = "gradscaler", **settings: Any) -> ScalingReplay:
+    """Replays a list of per-step gradient dicts {name: array} through a recipe (see ScalingReplay)."""
+    replay = ScalingReplay(recipe, **settings)
+    for gradients in steps:
+        replay.step(gradients)
+    return replay
+
+
+class Dot(NamedTuple):
+    """A tensor-core result: its bits in the output format, its value and the flags of the last rounding."""
+
+    bits: int
+    value: float
+    flags: str
+
+
+def models() -> list:
+    """The tensor-core presets (volta ... blackwell, exact): name, description, input formats."""
+    return _core.models()
+
+
+def dot(a: Any, b: Any, *, model: str, input: Optional[str] = None, c: float = 0.0, out: str = "fp32") -> Dot:
+    """sum a[k]*b[k] + c as the tensor core of `model` computes it (blocks of L products fused,
+    truncated alignment, the hardware's rounding into `out`, fp32 or fp16). a and b are codes of
+    `input` (or ml_dtypes arrays, or floats converted into `input`); c is a float in `out`."""
+    x, input = _codes(a, input, "a")
+    y, _ = _codes(b, input, "b")
+    c_bits = int(convert(np.array([c], np.float64), out).codes.view(_UNSIGNED[_core.storage_bits(out)])[0])
+    bits, flags = _core.dot(x.reshape(-1), y.reshape(-1), c_bits, model, input, out)
+    value = float(decode(np.array([bits], _UNSIGNED[_core.storage_bits(out)]), out)[0])
+    return Dot(bits, value, flags)
+
+
+def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = None, input_b: Optional[str] = None,
+         accumulator: str = "fp32", scale_a: float = 1.0, scale_b: float = 1.0, promote_every: int = 0,
+         split_k: int = 1, threads: int = 0) -> np.ndarray:
+    """D = A.B + C (A: M x K codes of `input`, B: K x N codes of `input_b`, by default `input`;
+    C float32 M x N, default zeros) on the tensor core of `model`, with what libraries do around
+    it: per-tensor scales, promotion of partial sums into fp32 every `promote_every` K elements,
+    split-K. E4M3 x E5M2 (FP8 backward passes) where the model takes both. Returns D, float32."""
+    x, input = _codes(a, input, "a")
+    y, input_b = _codes(b, input_b or (None if _own_format(b) else input), "b")
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0]:
+        raise ValueError(f"A must be M x K and B K x N, not {x.shape} and {y.shape}")
+    m, k = x.shape
+    n = y.shape[1]
+    c = np.zeros((m, n), np.float32) if c is None else np.ascontiguousarray(c, np.float32)
+    d = np.empty((m, n), np.float32)
+    _core.gemm_into(x.astype(np.uint32).reshape(-1), y.astype(np.uint32).reshape(-1), c.reshape(-1), d.reshape(-1), m,
+                    n, k, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k, threads)
+    return d
+
+
+def ranges(formats: Optional[Formats] = None) -> list:
+    """The facts of each format (default: every preset), the fields of ``fmtcheck ranges --json``:
+    max_finite, min_normal, min_subnormal, epsilon, ulp_one, unit_roundoff, digits10, ..."""
+    return _core.ranges(None if formats is None else _format_list(formats))
+
+
+def values(fmt: str) -> dict:
+    """Every code of a format of at most 16 bits, as ``fmtcheck values``: lists code, class,
+    exact (decimal text) and value (float), in code order; ``pandas.DataFrame(values(f))``
+    makes the table."""
+    return _core.values(fmt)

@@ -1,0 +1,166 @@
+// analyze over arrays in memory, and scaling recipes replayed over steps of
+// gradient arrays: the library's analyze_tensor and ScalingReplay over
+// memory_tensors(), so the arrays are read in place.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "fmtcheck/analysis/scaling_replay.hpp"
+#include "fmtcheck/analysis/tensor_analysis.hpp"
+
+namespace fmtcheck::python {
+namespace {
+
+// Named arrays, each with the format of its codes (None for float arrays).
+struct NamedArrays {
+  std::vector<std::string> names;
+  std::vector<Array> arrays;
+  std::vector<std::optional<std::string>> froms;
+
+  std::unique_ptr<TensorFile> tensors() const {
+    std::vector<MemoryTensor> list;
+    for (std::size_t i = 0; i < arrays.size(); ++i) list.push_back(memory_tensor(names[i], arrays[i], froms[i]));
+    return memory_tensors("<memory>", list);
+  }
+};
+
+nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::string& scale, int block,
+                 const std::string& scale_rule, bool blocks, const std::string& round, const std::string& overflow,
+                 const std::string& subnormals, const std::string& tininess, const std::string& nan, int sr_bits,
+                 std::uint64_t seed, unsigned threads) {
+  AnalysisSettings settings{format_list_from_string(formats),
+                            policy_from_text(policy_text(round, overflow, subnormals, tininess, nan, sr_bits)),
+                            seed, scale, block, scale_rule, blocks, threads};
+  check_settings(settings);
+  const auto file = in.tensors();
+  std::vector<TensorAnalysis> analyses;
+  {
+    nb::gil_scoped_release unlocked;
+    for (std::size_t i = 0; i < file->tensors().size(); ++i) analyses.push_back(analyze_tensor(*file, i, settings));
+  }
+  nb::list results, histograms, block_rows;
+  for (std::size_t i = 0; i < analyses.size(); ++i) {
+    const std::string& tensor = in.names[i];
+    for (const FormatAnalysis& f : analyses[i].formats) {
+      nb::dict r;
+      r["tensor"] = tensor;
+      r["format"] = f.format.name;
+      r["scale"] = f.scale;
+      nb::dict measures;
+      for (const auto& [name, value] : f.measures) measures[name.c_str()] = value;
+      r["measures"] = measures;
+      results.append(r);
+      for (std::size_t b = 0; b < f.blocks.size(); ++b) {
+        nb::dict row;
+        row["tensor"] = tensor;
+        row["format"] = f.format.name;
+        row["scale_rule"] = scale_rule;
+        row.update(record_dict(block_record(f.blocks[b], b, b * static_cast<std::uint64_t>(block))));
+        block_rows.append(row);
+      }
+    }
+    nb::dict h;
+    h["tensor"] = tensor;
+    nb::dict binades;
+    for (const auto& [b, n] : histogram_rows(analyses[i].input)) binades[b.c_str()] = n;
+    h["binades"] = binades;
+    histograms.append(h);
+  }
+  nb::dict out;
+  out["policy"] = describe(settings.policy);
+  out["results"] = results;
+  out["histograms"] = histograms;
+  out["blocks"] = block_rows;
+  return out;
+}
+
+// A ScalingReplay that owns the arrays of the step it is replaying.
+class Replay {
+ public:
+  explicit Replay(const ReplaySettings& s) : replay_(s) {}
+
+  void step(std::uint64_t step, const NamedArrays& in) {
+    const auto file = in.tensors();
+    std::vector<ScalingReplay::StepTensor> tensors;
+    for (std::size_t i = 0; i < in.names.size(); ++i) tensors.push_back({in.names[i], file.get(), i});
+    nb::gil_scoped_release unlocked;
+    replay_.step(step, tensors);
+  }
+
+  nb::list rows() const {
+    nb::list out;
+    for (const ReplayRow& r : replay_.rows()) out.append(record_dict(replay_row_record(r)));
+    return out;
+  }
+
+  // The summary of `fmtcheck scale --json`.
+  nb::dict summary() const {
+    nb::dict out = record_dict(replay_.summary_record());
+    nb::list tensors;
+    for (const Record& t : replay_.tensor_records()) tensors.append(record_dict(t));
+    out["tensors"] = tensors;
+    return out;
+  }
+
+ private:
+  ScalingReplay replay_;
+};
+
+}  // namespace
+
+void bind_analysis(nb::module_& m) {
+  nb::class_<NamedArrays>(m, "NamedArrays", "Arrays with names, as analyze and the replay read them in place.")
+      .def(nb::init<std::vector<std::string>, std::vector<Array>, std::vector<std::optional<std::string>>>(),
+           nb::arg("names"), nb::arg("arrays"), nb::arg("froms"));
+  m.def("analyze", &analyze, nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none", nb::arg("block") = 0,
+        nb::arg("scale_rule") = "ocp", nb::arg("blocks") = false, FMTCHECK_POLICY_ARGS, nb::arg("seed") = 0,
+        nb::arg("threads") = 0, "The measures of `fmtcheck analyze --json` for named arrays, and the blocks with blocks=True.");
+
+  nb::class_<ReplaySettings>(m, "ReplaySettings", "The knobs of `fmtcheck scale`, by the options' names.")
+      .def("__init__", [](ReplaySettings* s, const std::string& recipe, const std::optional<std::string>& format,
+                          const std::optional<std::string>& forward, const std::string& round,
+                          const std::optional<std::string>& overflow, const std::string& subnormals,
+                          const std::string& tininess, const std::string& nan, int sr_bits, double init_scale,
+                          double growth_factor, double backoff_factor, int growth_interval, int scale_window,
+                          std::optional<int> hysteresis, std::optional<double> min_scale, bool consecutive_hysteresis,
+                          int history, const std::string& amax_compute, int margin) {
+             new (s) ReplaySettings();
+             s->recipe = recipe;
+             s->format = format.value_or("");
+             s->forward = forward.value_or("");
+             s->policy = policy_text(round, overflow.value_or("nosat"), subnormals, tininess, nan, sr_bits);
+             s->overflow_given = overflow.has_value();
+             s->scaler.init_scale = init_scale;
+             s->scaler.growth_factor = growth_factor;
+             s->scaler.backoff_factor = backoff_factor;
+             s->scaler.growth_interval = growth_interval;
+             s->deepspeed.scale_window = scale_window;
+             s->hysteresis_given = hysteresis.has_value();
+             s->scaler.hysteresis = hysteresis.value_or(1);
+             s->min_scale_given = min_scale.has_value();
+             s->scaler.min_scale = min_scale.value_or(0.0);
+             s->deepspeed.consecutive_hysteresis = consecutive_hysteresis;
+             s->history = history;
+             s->amax_compute = amax_compute;
+             s->margin = margin;
+           },
+           nb::arg("recipe") = "gradscaler", nb::arg("format").none() = nb::none(), nb::arg("forward").none() = nb::none(),
+           nb::arg("round") = "rne", nb::arg("overflow").none() = nb::none(), nb::arg("subnormals") = "keep",
+           nb::arg("tininess") = "after", nb::arg("nan") = "ieee", nb::arg("sr_bits") = 0,
+           nb::arg("init_scale") = 65536.0, nb::arg("growth_factor") = 2.0, nb::arg("backoff_factor") = 0.5,
+           nb::arg("growth_interval") = 2000, nb::arg("scale_window") = 1000, nb::arg("hysteresis").none() = nb::none(),
+           nb::arg("min_scale").none() = nb::none(), nb::arg("consecutive_hysteresis") = false, nb::arg("history") = 1024,
+           nb::arg("amax_compute") = "max", nb::arg("margin") = 0);
+
+  nb::class_<Replay>(m, "ScalingReplay", "A scaling recipe replayed step by step over gradient arrays.")
+      .def(nb::init<const ReplaySettings&>(), nb::arg("settings"))
+      .def("step", &Replay::step, nb::arg("step"), nb::arg("arrays"), "Replays one step's named gradient arrays.")
+      .def("rows", &Replay::rows, "One row per step and tensor: scale, skipped, counts, amax.")
+      .def("summary", &Replay::summary, "The run's totals, as `fmtcheck scale --json` writes them.");
+}
+
+}  // namespace fmtcheck::python

@@ -1,0 +1,14 @@
+// The extension's parts, one per area of the library.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace fmtcheck::python {
+
+void bind_convert(nanobind::module_& m);
+void bind_formats(nanobind::module_& m);
+void bind_analysis(nanobind::module_& m);
+void bind_arith(nanobind::module_& m);
+void bind_tensor_core(nanobind::module_& m);
+
+}  // namespace fmtcheck::python
