@@ -103,7 +103,7 @@ class Replay {
       text += stats.underflow_to_zero == 0 ? "nothing underflows"
                                            : share(stats.underflow_to_zero, stats.values) + " underflow";
       text += " to zero";
-      if (scaler_ != nullptr) {
+      if (replay_.recipe() == "gradscaler" || replay_.recipe() == "deepspeed") {  // the loss scalers skip steps
         text += "; ";
         text += std::to_string(sum.skipped);
         text += sum.skipped == 1 ? " step" : " steps";
