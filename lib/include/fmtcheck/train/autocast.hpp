@@ -1,0 +1,74 @@
+// The precision layer between a model and the hardware: it casts GEMM
+// operands to the recipe's formats (scaled per tensor under FP8 recipes),
+// runs the GEMM on TensorOps, rounds results to the activation format, and
+// records what each cast did to each named tensor in this step.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fmtcheck/analysis/scaling.hpp"
+#include "fmtcheck/core/flags.hpp"
+#include "fmtcheck/train/recipe.hpp"
+#include "fmtcheck/train/tensor_ops.hpp"
+
+namespace fmtcheck::train {
+
+// One tensor's cast in one step.
+struct TensorStats {
+  float amax = 0;    // max |x| of the float32 tensor before scaling (NaN if it holds a NaN)
+  float scale = 1;   // the per-tensor scale it was multiplied by before the cast
+  FlagCounts flags;  // of the cast
+};
+
+// A tensor as a GEMM operand: rows×cols container bits, k = cols.
+struct Quantized {
+  const Format* format = nullptr;
+  std::vector<std::uint32_t> bits;
+  float scale_inv = 1.0f;
+  std::size_t rows = 0, cols = 0;
+  [[nodiscard]] Operand operand() const { return {format, bits, scale_inv}; }
+  // The same values as a cols×rows operand (per-tensor scales survive a transpose).
+  [[nodiscard]] Quantized transposed() const;
+};
+
+enum class Role : std::uint8_t { forward, gradient };
+
+class Autocast {
+ public:
+  Autocast(const Recipe& recipe, const RecipeOptions& options, TensorOps& ops);
+
+  [[nodiscard]] const Recipe& recipe() const { return recipe_; }
+  [[nodiscard]] bool float32() const { return recipe_.forward == nullptr; }
+
+  // x (rows×cols) cast to the recipe's format for `role`, recorded as `name`.
+  Quantized operand(const std::string& name, Role role, std::span<const float> x, std::size_t rows, std::size_t cols);
+  // (a.scale_inv · b.scale_inv) · A·Bᵀ in float32 on the tensor core.
+  std::vector<float> gemm(const Quantized& a, const Quantized& b);
+  // x rounded to the activation format (unchanged in float32), recorded as `name` when named.
+  std::vector<float> to_activation(const std::string& name, std::vector<float> x);
+
+  // This step's record, tensors in the order first seen; cleared by begin_step().
+  void begin_step() { step_.clear(); }
+  [[nodiscard]] const std::vector<std::pair<std::string, TensorStats>>& step_stats() const { return step_; }
+
+ private:
+  TensorStats& record(const std::string& name);
+  float scale_for(const std::string& name, const Format& format, float amax);
+
+  Recipe recipe_;
+  RecipeOptions options_;
+  TensorOps& ops_;
+  std::map<std::string, DelayedScaling> delayed_;
+  std::vector<std::pair<std::string, TensorStats>> step_;
+};
+
+// max |x|, NaN if x holds a NaN (torch.amax of abs).
+float amax_of(std::span<const float> x);
+// Container bits of `f` as float32 values (every format the trainer casts to fits).
+std::vector<float> decode(const Format& f, std::span<const std::uint32_t> bits);
+
+}  // namespace fmtcheck::train

@@ -1,0 +1,92 @@
+#include "fmtcheck/train/digits.hpp"
+
+#include <array>
+#include <charconv>
+#include <stdexcept>
+#include <zlib.h>
+
+namespace fmtcheck::train {
+
+Digits parse_digits_csv(std::string_view text) {
+  Digits d;
+  std::size_t line_number = 0;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const std::string where = "digits data line " + std::to_string(line_number);
+    std::vector<int> values;
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = std::min(line.find(',', start), line.size());
+      const std::string_view field = line.substr(start, comma - start);
+      int v = -1;
+      const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+      if (ec != std::errc{} || ptr != field.data() + field.size() || v < 0 || v > 16) {
+        throw std::invalid_argument(where + ": '" + std::string(field) + "' is not an integer 0..16");
+      }
+      values.push_back(v);
+      if (comma == line.size()) break;
+      start = comma + 1;
+    }
+    if (values.size() != DigitsMlp::inputs + 1 || values.back() > 9) {
+      throw std::invalid_argument(where + ": expected 64 pixel values and a label 0..9");
+    }
+    for (std::size_t i = 0; i < DigitsMlp::inputs; ++i) d.pixels.push_back(static_cast<float>(values[i]) / 16.0f);
+    d.labels.push_back(values.back());
+  }
+  if (d.count() == 0) throw std::invalid_argument("digits data: no images");
+  return d;
+}
+
+Digits read_digits(const std::string& path) {
+  // gzread reads plain files unchanged, so one path serves both.
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw std::invalid_argument("cannot read digits data '" + path + "'");
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  int got = 0;
+  while ((got = gzread(f, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0) text.append(chunk.data(), got);
+  const bool failed = got < 0;
+  gzclose(f);
+  if (failed) throw std::invalid_argument("digits data '" + path + "' is not valid gzip");
+  return parse_digits_csv(text);
+}
+
+Batch take_batch(const Digits& from, std::size_t first, std::size_t rows) {
+  Batch b;
+  b.x.resize(rows * DigitsMlp::inputs);
+  b.labels.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t image = (first + i) % from.count();
+    std::copy_n(from.pixels.begin() + static_cast<std::ptrdiff_t>(image * DigitsMlp::inputs), DigitsMlp::inputs,
+                b.x.begin() + static_cast<std::ptrdiff_t>(i * DigitsMlp::inputs));
+    b.labels[i] = from.labels[image];
+  }
+  return b;
+}
+
+DigitsMlp::DigitsMlp(std::uint64_t seed)
+    : fc1_("fc1", inputs, hidden, seed, position_), fc2_("fc2", hidden, classes, seed, position_) {}
+
+LossResult DigitsMlp::forward_backward(Autocast& ac, const Batch& batch, float loss_scale) {
+  const std::size_t rows = batch.labels.size();
+  const std::vector<float> z = fc1_.forward(ac, batch.x, rows);
+  const std::vector<float> logits = fc2_.forward(ac, relu(z), rows);
+  LossResult r = softmax_cross_entropy(logits, batch.labels, classes, loss_scale);
+  // The logits live in the activation format, so their gradient does too.
+  const std::vector<float> dlogits = ac.to_activation("logits.grad", r.grad);
+  const std::vector<float> dz = relu_backward(z, fc2_.backward(ac, dlogits, true));
+  fc1_.backward(ac, dz, false);
+  return r;
+}
+
+LossResult DigitsMlp::evaluate(Autocast& ac, const Batch& batch) {
+  const std::size_t rows = batch.labels.size();
+  const std::vector<float> logits = fc2_.forward(ac, relu(fc1_.forward(ac, batch.x, rows)), rows);
+  return softmax_cross_entropy(logits, batch.labels, classes, 1.0f);
+}
+
+}  // namespace fmtcheck::train

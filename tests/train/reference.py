@@ -1,0 +1,421 @@
+"""An independent reference of `fmtcheck train` in numpy + ml_dtypes.
+
+It shares no code with the C++ emulator: casts are ml_dtypes' and numpy's,
+the tensor-core GEMM under the `exact` model is an exact integer sum of
+products rounded once (Python integers and fractions), float32 FMA is a
+round-to-odd double sum rounded to float32, and exp/log are computed to 60
+digits with `decimal` and rounded once. The model, the order of every
+float32 operation and the recipes follow the definitions in
+lib/include/fmtcheck/train/*.hpp and docs/training.md.
+"""
+import collections
+import decimal
+import fractions
+import gzip
+import math
+
+import ml_dtypes
+import numpy as np
+
+F32 = np.float32
+F64 = np.float64
+np.seterr(all="ignore")  # overflow to inf and NaN are outcomes the tests compare, not errors
+
+# --- exact rounding -------------------------------------------------------
+
+
+def round_rational_f32(num, den):
+    """num/den (den > 0) rounded once to float32, nearest even."""
+    if num == 0:
+        return F32(0.0)
+    sign = -1.0 if num < 0 else 1.0
+    num = abs(num)
+    e = num.bit_length() - den.bit_length()
+    if (num << max(0, -e)) < (den << max(0, e)):
+        e -= 1
+    q = max(e - 23, -149)
+    n2, d2 = (num, den << q) if q >= 0 else (num << -q, den)
+    r, rem = divmod(n2, d2)
+    if 2 * rem > d2 or (2 * rem == d2 and r & 1):
+        r += 1
+    if r * 2.0 ** q >= 2.0 ** 128:
+        return F32(sign * math.inf)
+    return F32(sign * math.ldexp(r, q))
+
+
+decimal.getcontext().prec = 60
+
+
+def _round_decimal(d):
+    f = fractions.Fraction(d)
+    return round_rational_f32(f.numerator, f.denominator)
+
+
+def exp32(x):
+    x = np.asarray(x, dtype=F32)
+    return np.array([_round_decimal(decimal.Decimal(float(v)).exp()) for v in x.ravel()], dtype=F32).reshape(x.shape)
+
+
+def log32(x):
+    x = np.asarray(x, dtype=F32)
+    return np.array([_round_decimal(decimal.Decimal(float(v)).ln()) for v in x.ravel()], dtype=F32).reshape(x.shape)
+
+
+def fma32(a, b, c):
+    """float32 fma: the exact double product plus c, rounded to odd in double, then to float32."""
+    p = a.astype(F64) * b.astype(F64)
+    c64 = c.astype(F64)
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
+    s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    return s.astype(F32)
+
+
+def matmul_fma(a, b):
+    """a (m×k) · bᵀ (b n×k): acc = fma(a_k, b_k, acc) for k in order."""
+    acc = np.zeros((a.shape[0], b.shape[0]), dtype=F32)
+    for p in range(a.shape[1]):
+        acc = fma32(a[:, p][:, None], b[:, p][None, :], acc)
+    return acc
+
+
+def column_sums(x):
+    s = np.zeros(x.shape[1], dtype=F32)
+    for row in x:
+        s = s + row
+    return s
+
+
+SHIFT = 160  # every value the GEMMs meet is an integer multiple of 2^-160
+
+
+def _to_ints(v):
+    return np.array([int(t) for t in (v.astype(F64) * 2.0 ** SHIFT).ravel()], dtype=object).reshape(v.shape)
+
+
+def gemm_exact(a, b, scale):
+    """(scale) · a·bᵀ under the `exact` tensor-core model: the exact sum of
+    products rounded once to float32, then multiplied by the float32 scale
+    with one rounding (the epilogue's fma with C = 0)."""
+    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
+    products = _to_ints(np.where(finite_a, a, 0)).dot(_to_ints(np.where(finite_b, b, 0)).T)
+    den = 1 << (2 * SHIFT)
+    out = np.empty(products.shape, dtype=F32)
+    for (i, j), n in np.ndenumerate(products):
+        total = round_rational_f32(int(n), den)
+        if not (finite_a[i].all() and finite_b[j].all()):
+            # Specials: any NaN, inf·0 or inf - inf gives NaN, else the infinity.
+            with np.errstate(invalid="ignore"):
+                terms = a[i].astype(F64) * b[j].astype(F64)
+            infinite = terms[np.isinf(terms)]
+            if np.isnan(terms).any() or (infinite > 0).any() and (infinite < 0).any():
+                total = F32(np.nan)
+            elif infinite.size:
+                total = F32(infinite[0])
+        with np.errstate(invalid="ignore"):
+            out[i, j] = F32(float(scale) * float(total))
+    return out
+
+
+# --- casts ----------------------------------------------------------------
+
+FORMATS = {
+    "fp16": (np.float16, 65504.0),
+    "bf16": (ml_dtypes.bfloat16, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
+    "e4m3": (ml_dtypes.float8_e4m3fn, 448.0),
+    "e5m2": (ml_dtypes.float8_e5m2, 57344.0),
+}
+
+
+class Stats:
+    def __init__(self):
+        self.amax = F32(0)
+        self.scale = F32(1)
+        self.underflowed = self.overflowed = self.flushed = self.saturated = 0
+
+
+def amax_of(x):
+    x = np.asarray(x, dtype=F32)
+    if np.isnan(x).any():
+        return F32(np.nan)
+    return F32(np.max(np.abs(x))) if x.size else F32(0)
+
+
+def cast(x, fmt, saturate, stats):
+    """x (float32) rounded to fmt; returns the values as float64; counts into stats."""
+    dtype, fmax = FORMATS[fmt]
+    x = np.asarray(x, dtype=F32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        unbounded = x.astype(dtype).astype(F64)
+        q = np.clip(x, -fmax, fmax).astype(dtype).astype(F64) if saturate else unbounded
+    finite = np.isfinite(x)
+    overflowed = finite & ~np.isfinite(unbounded)
+    if stats is not None:
+        stats.underflowed += int(np.sum(finite & (x != 0) & (q == 0)))
+        stats.overflowed += int(np.sum(overflowed))
+        stats.saturated += int(np.sum(overflowed | np.isinf(x))) if saturate else 0
+    return q
+
+
+def fp8_scale_from_amax(amax, fmax, margin, previous):
+    if not (amax > 0) or not np.isfinite(amax):
+        return previous
+    with np.errstate(over="ignore"):
+        s = (F32(fmax) / F32(amax)) / F32(2.0 ** margin)
+    return F32(np.finfo(F32).max) if np.isinf(s) else F32(s)
+
+
+class Delayed:
+    def __init__(self, fmax, history, margin):
+        self.fmax, self.history, self.margin = fmax, history, margin
+        self.scale = F32(1)
+        self.amaxes = collections.deque()
+
+    def update(self, amax):
+        self.amaxes.append(F32(amax))
+        while len(self.amaxes) > self.history:
+            self.amaxes.popleft()
+        window = self.amaxes[-1]
+        for a in self.amaxes:
+            window = F32(np.nan) if (np.isnan(a) or np.isnan(window)) else max(window, a)
+        self.scale = fp8_scale_from_amax(window, self.fmax, self.margin, self.scale)
+
+
+RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling, loss scaling
+    "fp32": (None, None, None, False, None, False),
+    "fp16": ("fp16", "fp16", "fp16", False, None, True),
+    "bf16": ("bf16", "bf16", "bf16", False, None, False),
+    "fp8-delayed": ("e4m3", "e5m2", "bf16", True, "delayed", False),
+    "fp8-current": ("e4m3", "e5m2", "bf16", True, "current", False),
+}
+
+
+class Autocast:
+    def __init__(self, recipe, history=1024, margin=0):
+        self.forward, self.gradient, self.activation, self.saturate, self.scaling, _ = RECIPES[recipe]
+        self.history, self.margin = history, margin
+        self.delayed = {}
+        self.step = {}
+
+    def float32(self):
+        return self.forward is None
+
+    def record(self, name):
+        assert name not in self.step
+        self.step[name] = Stats()
+        return self.step[name]
+
+    def operand(self, name, role, x):
+        fmt = self.forward if role == "forward" else self.gradient
+        s = self.record(name)
+        s.amax = amax_of(x)
+        fmax = FORMATS[fmt][1]
+        if self.scaling == "current":
+            s.scale = fp8_scale_from_amax(s.amax, fmax, self.margin, F32(1))
+        elif self.scaling == "delayed":
+            d = self.delayed.setdefault(name, Delayed(fmax, self.history, self.margin))
+            s.scale = d.scale
+            d.update(s.amax)
+        scale_inv = F32(1)
+        if s.scale != F32(1):
+            x = (np.asarray(x, dtype=F32) * s.scale).astype(F32)
+            scale_inv = F32(1) / s.scale
+        return cast(x, fmt, self.saturate, s), scale_inv
+
+    def gemm(self, a, b):
+        (va, ia), (vb, ib) = a, b
+        return gemm_exact(va, vb, F32(ia * ib))
+
+    def to_activation(self, name, x):
+        if self.activation is None:
+            return x
+        s = None
+        if name:
+            s = self.record(name)
+            s.amax = amax_of(x)
+        return cast(x, self.activation, False, s).astype(F32)
+
+
+def T(q):
+    return q[0].T, q[1]
+
+
+# --- model ------------------------------------------------------------------
+
+MASK = (1 << 64) - 1
+
+
+def splitmix64(seed, position):
+    z = (seed + (position + 1) * 0x9E3779B97F4A7C15) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+class Init:
+    def __init__(self, seed):
+        self.seed, self.position = seed, 0
+
+    def uniform(self, fan_in, count):
+        bound = float(F32(1) / np.sqrt(F32(fan_in)))
+        out = np.empty(count, dtype=F32)
+        for i in range(count):
+            u = (splitmix64(self.seed, self.position) >> 11) * 2.0 ** -53
+            self.position += 1
+            out[i] = F32((2.0 * u - 1.0) * bound)
+        return out
+
+
+class Linear:
+    def __init__(self, name, n_in, n_out, init):
+        self.name, self.n_in, self.n_out = name, n_in, n_out
+        self.w = init.uniform(n_in, n_out * n_in).reshape(n_out, n_in)
+        self.b = init.uniform(n_in, n_out)
+
+    def forward(self, ac, x):
+        if ac.float32():
+            self.x = x
+            y = matmul_fma(x, self.w)
+            b = self.b
+        else:
+            self.qx = ac.operand(self.name + ".input", "forward", x)
+            self.qw = ac.operand(self.name + ".weight", "forward", self.w)
+            y = ac.gemm(self.qx, self.qw)
+            b = ac.to_activation("", self.b)
+        y = (y + b[None, :]).astype(F32)
+        return ac.to_activation(self.name + ".output", y)
+
+    def backward(self, ac, dy, want_dx):
+        dx = None
+        if ac.float32():
+            if want_dx:
+                dx = matmul_fma(dy, self.w.T)
+            self.gw = matmul_fma(dy.T, self.x.T)
+            self.gb = column_sums(dy)
+            return dx
+        qdy = ac.operand(self.name + ".grad_output", "gradient", dy)
+        if want_dx:
+            dx = ac.to_activation(self.name + ".grad_input", ac.gemm(qdy, T(self.qw)))
+        self.gw = ac.to_activation(self.name + ".grad_weight", ac.gemm(T(qdy), T(self.qx)))
+        self.gb = ac.to_activation(self.name + ".grad_bias", column_sums(dy))
+        return dx
+
+
+def relu(x):
+    return np.where(x > 0, x, F32(0)).astype(F32)
+
+
+def softmax_cross_entropy(logits, labels, loss_scale):
+    rows, classes = logits.shape
+    top = logits.max(axis=1)
+    correct = int(np.sum(np.argmax(logits, axis=1) == labels))
+    shifted = (logits - top[:, None]).astype(F32)
+    s = np.zeros(rows, dtype=F32)
+    for c in range(classes):
+        s = s + exp32(shifted[:, c])
+    logp = (shifted - log32(s)[:, None]).astype(F32)
+    total = F32(0)
+    for i in range(rows):
+        total = F32(total + (-logp[i, labels[i]]))
+    g = F32(loss_scale) / F32(rows)
+    grad = (exp32(logp) * g).astype(F32)
+    grad[np.arange(rows), labels] = grad[np.arange(rows), labels] - g
+    return F32(total / F32(rows)), grad, correct
+
+
+class Mlp:
+    def __init__(self, seed):
+        init = Init(seed)
+        self.fc1 = Linear("fc1", 64, 32, init)
+        self.fc2 = Linear("fc2", 32, 10, init)
+
+    def params(self):
+        return [(self.fc1, "w"), (self.fc1, "b"), (self.fc2, "w"), (self.fc2, "b")]
+
+    def forward_backward(self, ac, x, labels, loss_scale):
+        z = self.fc1.forward(ac, x)
+        logits = self.fc2.forward(ac, relu(z))
+        loss, grad, _ = softmax_cross_entropy(logits, labels, loss_scale)
+        dlogits = ac.to_activation("logits.grad", grad)
+        da = self.fc2.backward(ac, dlogits, True)
+        self.fc1.backward(ac, np.where(z > 0, da, F32(0)).astype(F32), False)
+        return loss
+
+    def evaluate(self, x, labels):
+        ac = Autocast("fp32")
+        logits = self.fc2.forward(ac, relu(self.fc1.forward(ac, x)))
+        loss, _, correct = softmax_cross_entropy(logits, labels, F32(1))
+        return loss, correct / len(labels)
+
+
+class GradScaler:
+    def __init__(self, init=65536.0, growth=2.0, backoff=0.5, interval=2000):
+        self.scale, self.growth, self.backoff, self.interval, self.tracker = init, growth, backoff, interval, 0
+
+    def update(self, found_inf):
+        if found_inf:
+            self.scale *= self.backoff
+            self.tracker = 0
+            return True
+        self.tracker += 1
+        if self.tracker == self.interval:
+            self.scale *= self.growth
+            self.tracker = 0
+        return False
+
+
+def read_digits(path):
+    rows = [list(map(int, line.split(","))) for line in gzip.open(path, "rt").read().splitlines() if line]
+    data = np.array(rows)
+    return (data[:, :64].astype(F32) / F32(16)).astype(F32), data[:, 64]
+
+
+def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_scale=65536.0,
+          growth_interval=2000, train_images=1500):
+    """Yields one dict per step, then the evaluation as a final dict."""
+    pixels, labels = read_digits(data_path)
+    tx, ty = pixels[:train_images], labels[:train_images]
+    model = Mlp(seed)
+    ac = Autocast(recipe)
+    scaler = GradScaler(init_scale, interval=growth_interval) if RECIPES[recipe][5] else None
+    buffers = {}
+    updates = 0
+    for step in range(steps):
+        ac.step = {}
+        idx = [(step * batch + i) % train_images for i in range(batch)]
+        scale = F32(scaler.scale) if scaler else F32(1)
+        loss = model.forward_backward(ac, tx[idx], ty[idx], scale)
+        grads = {}
+        found_inf = False
+        inverse = F32(1.0 / scaler.scale) if scaler else None
+        for layer, kind in model.params():
+            g = layer.gw if kind == "w" else layer.gb
+            if scaler:
+                found_inf = found_inf or not np.isfinite(g).all()
+                g = (g * inverse).astype(F32)
+            grads[(layer.name, kind)] = g
+        total = F32(0)
+        for g in grads.values():
+            for v in g.ravel():
+                total = F32(total + F32(v * v))
+        norm = np.sqrt(total)
+        skipped = scaler.update(found_inf) if scaler else False
+        if not skipped:
+            updates += 1
+            for layer, kind in model.params():
+                g = grads[(layer.name, kind)]
+                key = (layer.name, kind)
+                buf = g.copy() if updates == 1 else (buffers[key] * F32(momentum) + g).astype(F32)
+                buffers[key] = buf
+                p = layer.w if kind == "w" else layer.b
+                p = (p - (F32(lr) * buf).astype(F32)).astype(F32)
+                if kind == "w":
+                    layer.w = p
+                else:
+                    layer.b = p
+        yield {"step": step, "loss": loss, "grad_norm": norm, "loss_scale": scale, "skipped": skipped,
+               "tensors": ac.step}
+    loss, accuracy = model.evaluate(pixels[train_images:], labels[train_images:])
+    yield {"eval_loss": loss, "accuracy": accuracy}
