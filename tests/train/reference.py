@@ -373,7 +373,8 @@ def read_digits(path):
 
 
 def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_scale=65536.0,
-          growth_interval=2000, train_images=1500):
+          growth_interval=2000, train_images=1500, optimizer="sgd", clip=0.0,
+          beta1=0.9, beta2=0.999, eps=1e-8):
     """Yields one dict per step, then the evaluation as a final dict."""
     pixels, labels = read_digits(data_path)
     tx, ty = pixels[:train_images], labels[:train_images]
@@ -402,15 +403,29 @@ def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_s
                 total = F32(total + F32(v * v))
         norm = np.sqrt(total)
         skipped = scaler.update(found_inf) if scaler else False
+        if not skipped and clip > 0:
+            coefficient = min(F32(clip) / F32(norm + F32(1e-6)), F32(1))
+            grads = {k: (g * coefficient).astype(F32) for k, g in grads.items()}
         if not skipped:
             updates += 1
+            c1 = 1.0 - float(F32(beta1)) ** updates
+            c2 = 1.0 - float(F32(beta2)) ** updates
+            step_size, c2_sqrt = F32(float(F32(lr)) / c1), F32(math.sqrt(c2))
             for layer, kind in model.params():
                 g = grads[(layer.name, kind)]
                 key = (layer.name, kind)
-                buf = g.copy() if updates == 1 else (buffers[key] * F32(momentum) + g).astype(F32)
-                buffers[key] = buf
                 p = layer.w if kind == "w" else layer.b
-                p = (p - (F32(lr) * buf).astype(F32)).astype(F32)
+                if optimizer == "sgd":
+                    buf = g.copy() if updates == 1 else (buffers[key] * F32(momentum) + g).astype(F32)
+                    buffers[key] = buf
+                    p = (p - (F32(lr) * buf).astype(F32)).astype(F32)
+                else:
+                    m, v = buffers.get(key, (np.zeros_like(g), np.zeros_like(g)))
+                    m = (m + (F32(1) - F32(beta1)) * (g - m)).astype(F32)
+                    v = (v * F32(beta2) + (F32(1) - F32(beta2)) * (g * g)).astype(F32)
+                    buffers[key] = (m, v)
+                    denom = (np.sqrt(v) / c2_sqrt + F32(eps)).astype(F32)
+                    p = (p + (-step_size) * (m / denom)).astype(F32)
                 if kind == "w":
                     layer.w = p
                 else:

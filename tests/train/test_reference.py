@@ -63,6 +63,14 @@ def test_recipe_matches_reference_bit_for_bit(fmtcheck, digits, tmp_path, recipe
     compare(table, summary, recipe, list(reference.train(recipe, digits, STEPS, BATCH)))
 
 
+@pytest.mark.parametrize("recipe", ["fp16", "fp8-current"])
+def test_adam_and_clipping_match_reference(fmtcheck, digits, tmp_path, recipe):
+    table, summary = run_cli(fmtcheck, digits, tmp_path, [recipe], "--optimizer", "adam", "--clip", "0.5")
+    ref = list(reference.train(recipe, digits, STEPS, BATCH, lr=1e-3, optimizer="adam", clip=0.5))
+    compare(table, summary, recipe, ref)
+    assert any(s["grad_norm"] > 0.5 for s in ref[:-1])  # clipping took effect
+
+
 def test_fp16_scale_too_large_skips_and_backs_off(fmtcheck, digits, tmp_path):
     # Each row of the logits' gradient holds (1 - p_label)·S/16, at least
     # S/160 while the untrained model gives the label p < 0.9: above fp16's
