@@ -189,7 +189,21 @@ RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling,
     "bf16": ("bf16", "bf16", "bf16", False, None, False),
     "fp8-delayed": ("e4m3", "e5m2", "bf16", True, "delayed", False),
     "fp8-current": ("e4m3", "e5m2", "bf16", True, "current", False),
+    "mxfp8": ("e4m3", "e4m3", "bf16", True, "mx", False),
 }
+
+
+def mx_exponent(amax, fmax):
+    """The smallest e with 2^e >= amax / fmax, within E8M0's -127..127; 0 for amax 0, inf or NaN."""
+    if not (amax > 0) or not np.isfinite(amax):
+        return 0
+    r = fractions.Fraction(float(amax)) / fractions.Fraction(fmax)
+    e = r.numerator.bit_length() - r.denominator.bit_length()
+    while fractions.Fraction(2) ** e < r:
+        e += 1
+    while fractions.Fraction(2) ** (e - 1) >= r:
+        e -= 1
+    return max(-127, min(127, e))
 
 
 class Autocast:
@@ -219,10 +233,24 @@ class Autocast:
             s.scale = d.scale
             d.update(s.amax)
         scale_inv = F32(1)
+        if self.scaling == "mx":
+            x = np.asarray(x, dtype=F32)
+            exponents = np.zeros(x.shape, dtype=np.int64)
+            for r in range(x.shape[0]):
+                for b in range(0, x.shape[1], 32):
+                    exponents[r, b:b + 32] = mx_exponent(amax_of(x[r, b:b + 32]), fmax)
+            elements = cast(np.ldexp(x, -exponents).astype(F32), fmt, True, s)
+            return np.ldexp(elements, exponents), scale_inv
         if s.scale != F32(1):
             x = (np.asarray(x, dtype=F32) * s.scale).astype(F32)
             scale_inv = F32(1) / s.scale
         return cast(x, fmt, self.saturate, s), scale_inv
+
+    def columnwise(self, name, role, rowwise, source):
+        """The operand transposed; MX casts the transposed source again along its rows."""
+        if self.scaling != "mx":
+            return T(rowwise)
+        return self.operand(name + ".t", role, np.ascontiguousarray(np.asarray(source).T))
 
     def gemm(self, a, b):
         (va, ia), (vb, ib) = a, b
@@ -275,8 +303,8 @@ class Linear:
         self.b = init.uniform(n_in, n_out)
 
     def forward(self, ac, x):
+        self.x = x
         if ac.float32():
-            self.x = x
             y = matmul_fma(x, self.w)
             b = self.b
         else:
@@ -297,8 +325,11 @@ class Linear:
             return dx
         qdy = ac.operand(self.name + ".grad_output", "gradient", dy)
         if want_dx:
-            dx = ac.to_activation(self.name + ".grad_input", ac.gemm(qdy, T(self.qw)))
-        self.gw = ac.to_activation(self.name + ".grad_weight", ac.gemm(T(qdy), T(self.qx)))
+            w_t = ac.columnwise(self.name + ".weight", "forward", self.qw, self.w)
+            dx = ac.to_activation(self.name + ".grad_input", ac.gemm(qdy, w_t))
+        dy_t = ac.columnwise(self.name + ".grad_output", "gradient", qdy, dy)
+        x_t = ac.columnwise(self.name + ".input", "forward", self.qx, self.x)
+        self.gw = ac.to_activation(self.name + ".grad_weight", ac.gemm(dy_t, x_t))
         self.gb = ac.to_activation(self.name + ".grad_bias", column_sums(dy))
         return dx
 

@@ -11,6 +11,7 @@ import pytest
     (["--model", "resnet"], ["resnet", "model"]),
     (["--gpu", "volta"], ["volta", "gpu"]),
     (["--gpu", "ampere", "--recipe", "fp8-delayed"], ["ampere", "e4m3"]),
+    (["--gpu", "hopper", "--recipe", "mxfp8"], ["mxfp8", "blackwell"]),
     (["--steps", "0"], ["--steps"]),
     (["--batch", "0"], ["--batch"]),
     (["--optimizer", "lamb"], ["lamb"]),

@@ -49,11 +49,7 @@ std::vector<train::Recipe> parse_recipes(const std::string& list, const TensorCo
   for (std::string name; std::getline(in, name, ',');) {
     const auto r = train::find_recipe(name);
     if (!r) throw UsageError("unknown --recipe '" + name + "': expected " + join(train::recipe_names()));
-    for (const Format* f : {r->forward, r->gradient}) {
-      if (f != nullptr && !model.for_input(*f)) {
-        throw UsageError("recipe " + name + " needs " + f->name + " tensor cores, which --gpu " + gpu + " lacks");
-      }
-    }
+    if (const auto reason = train::unsupported(*r, model)) throw UsageError(*reason + " (--gpu " + gpu + ")");
     for (const train::Recipe& seen : out) {
       if (seen.name == name) throw UsageError("--recipe names " + name + " twice");
     }
@@ -230,7 +226,7 @@ const bool registered = register_command({
       auto a = std::make_shared<TrainArgs>();
       sub.add_option("--data", a->data, "digits CSV, gzip or plain (the bundled data/digits/digits.csv.gz)");
       sub.add_option("--model", a->model, "mlp (64-32-10 ReLU on the digits)")->capture_default_str();
-      sub.add_option("--recipe", a->recipes, "comma-separated: fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current")
+      sub.add_option("--recipe", a->recipes, "comma-separated: fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current, mxfp8")
           ->capture_default_str();
       sub.add_option("--gpu", a->gpu, "tensor-core model: ampere, ada, hopper, blackwell, exact")->capture_default_str();
       sub.add_option("--steps", a->steps, "training steps per recipe")->capture_default_str();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "fmtcheck/analysis/analysis.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/train/exact_math.hpp"
 
@@ -15,7 +16,7 @@ float max_finite(const Format& f) { return static_cast<float>(to_double(f, f.to_
 }  // namespace
 
 Quantized Quantized::transposed() const {
-  return {format, transpose<std::uint32_t>(bits, rows, cols), scale_inv, cols, rows};
+  return {format, transpose<std::uint32_t>(bits, rows, cols), scale_inv, cols, rows, {}};
 }
 
 float amax_of(std::span<const float> x) {
@@ -45,7 +46,8 @@ TensorStats& Autocast::record(const std::string& name) {
 
 float Autocast::scale_for(const std::string& name, const Format& format, float amax) {
   switch (recipe_.scaling) {
-    case TensorScaling::none: return 1.0f;
+    case TensorScaling::none:
+    case TensorScaling::mx: return 1.0f;
     case TensorScaling::current: return fp8_scale_from_amax(amax, max_finite(format), options_.margin, 1.0f);
     case TensorScaling::delayed: {
       auto it = delayed_.try_emplace(name, max_finite(format), options_.amax_history, options_.amax_compute,
@@ -64,8 +66,22 @@ Quantized Autocast::operand(const std::string& name, Role role, std::span<const 
   TensorStats& s = record(name);
   s.amax = amax_of(x);
   s.scale = scale_for(name, f, s.amax);
-  Quantized q{&f, {}, 1.0f, rows, cols};
-  if (s.scale == 1.0f) {
+  Quantized q{&f, {}, 1.0f, rows, cols, {}};
+  if (recipe_.scaling == TensorScaling::mx) {
+    // Each block of 32 along a row (the last one padded with zeros) is
+    // divided by its scale 2^e, exactly, before the saturating cast.
+    q.cols = (cols + mx_block - 1) / mx_block * mx_block;
+    std::vector<float> scaled(rows * q.cols, 0.0f);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t b = 0; b < q.cols; b += mx_block) {
+        const std::span<const float> block = x.subspan(r * cols + b, std::min(mx_block, cols - std::min(cols, b)));
+        const int e = block_scale_exponent(amax_of(block), f, BlockScaleRule::ceil);
+        q.block_scales.push_back(static_cast<std::uint8_t>(e + 127));
+        for (std::size_t i = 0; i < block.size(); ++i) scaled[r * q.cols + b + i] = std::ldexp(block[i], -e);
+      }
+    }
+    q.bits = ops_.cast(f, recipe_.operand_policy, scaled, s.flags);
+  } else if (s.scale == 1.0f) {
     q.bits = ops_.cast(f, recipe_.operand_policy, x, s.flags);
   } else {
     std::vector<float> scaled(x.size());
@@ -74,6 +90,13 @@ Quantized Autocast::operand(const std::string& name, Role role, std::span<const 
     q.scale_inv = 1.0f / s.scale;  // Transformer Engine's scale_inv
   }
   return q;
+}
+
+Quantized Autocast::columnwise(const std::string& name, Role role, const Quantized& rowwise,
+                               std::span<const float> source) {
+  if (recipe_.scaling != TensorScaling::mx) return rowwise.transposed();
+  const std::size_t source_cols = source.size() / rowwise.rows;  // rowwise.cols may be padded
+  return operand(name + ".t", role, transpose<float>(source, rowwise.rows, source_cols), source_cols, rowwise.rows);
 }
 
 std::vector<float> Autocast::gemm(const Quantized& a, const Quantized& b) {

@@ -28,8 +28,8 @@ std::vector<float> Linear::forward(Autocast& ac, std::span<const float> x, std::
   rows_ = rows;
   std::vector<float> y;
   std::vector<float> b = bias.value;
+  x_.assign(x.begin(), x.end());
   if (ac.float32()) {
-    x_.assign(x.begin(), x.end());
     y = matmul_fma(x, weight.value, rows, out_, in_);
   } else {
     qx_ = ac.operand(name_ + ".input", Role::forward, x, rows, in_);
@@ -51,9 +51,15 @@ std::vector<float> Linear::backward(Autocast& ac, std::span<const float> dy, boo
     bias.grad = column_sums(dy, rows_, out_);
     return dx;
   }
-  const Quantized qdy = ac.operand(name_ + ".grad_output", Role::gradient, dy, rows_, out_);
-  if (want_dx) dx = ac.to_activation(name_ + ".grad_input", ac.gemm(qdy, qw_.transposed()));
-  weight.grad = ac.to_activation(name_ + ".grad_weight", ac.gemm(qdy.transposed(), qx_.transposed()));
+  const std::string grad_output = name_ + ".grad_output";
+  const Quantized qdy = ac.operand(grad_output, Role::gradient, dy, rows_, out_);
+  if (want_dx) {
+    const Quantized w_t = ac.columnwise(name_ + ".weight", Role::forward, qw_, weight.value);
+    dx = ac.to_activation(name_ + ".grad_input", ac.gemm(qdy, w_t));
+  }
+  const Quantized dy_t = ac.columnwise(grad_output, Role::gradient, qdy, dy);
+  const Quantized x_t = ac.columnwise(name_ + ".input", Role::forward, qx_, x_);
+  weight.grad = ac.to_activation(name_ + ".grad_weight", ac.gemm(dy_t, x_t));
   bias.grad = ac.to_activation(name_ + ".grad_bias", column_sums(dy, rows_, out_));
   return dx;
 }

@@ -5,7 +5,7 @@
 namespace fmtcheck::train {
 namespace {
 
-constexpr std::array<std::string_view, 5> names = {"fp32", "fp16", "bf16", "fp8-delayed", "fp8-current"};
+constexpr std::array<std::string_view, 6> names = {"fp32", "fp16", "bf16", "fp8-delayed", "fp8-current", "mxfp8"};
 constexpr std::array<std::string_view, 5> gpus = {"ampere", "ada", "hopper", "blackwell", "exact"};
 
 Policy nvidia(Overflow overflow) {
@@ -33,6 +33,21 @@ std::optional<Recipe> find_recipe(std::string_view name) {
   if (name == "fp8-delayed" || name == "fp8-current") {
     return Recipe{std::string(name), &formats::e4m3, &formats::e5m2, &formats::bf16, nvidia(Overflow::sat),
                   name == "fp8-delayed" ? TensorScaling::delayed : TensorScaling::current};
+  }
+  if (name == "mxfp8") {
+    return Recipe{"mxfp8", &formats::e4m3, &formats::e4m3, &formats::bf16, nvidia(Overflow::sat), TensorScaling::mx};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model) {
+  if (recipe.scaling == TensorScaling::mx && model.name != "blackwell" && model.name != "exact") {
+    return "recipe " + recipe.name + " needs MX (block-scaled) tensor cores: --gpu blackwell or exact";
+  }
+  for (const Format* f : {recipe.forward, recipe.gradient}) {
+    if (f != nullptr && !model.for_input(*f)) {
+      return "recipe " + recipe.name + " needs " + f->name + " tensor cores, which " + model.name + " lacks";
+    }
   }
   return std::nullopt;
 }

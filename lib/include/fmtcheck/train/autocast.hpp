@@ -20,17 +20,19 @@ namespace fmtcheck::train {
 // One tensor's cast in one step.
 struct TensorStats {
   float amax = 0;    // max |x| of the float32 tensor before scaling (NaN if it holds a NaN)
-  float scale = 1;   // the per-tensor scale it was multiplied by before the cast
+  float scale = 1;   // the per-tensor scale it was multiplied by before the cast (MX: 1, its scales are per block)
   FlagCounts flags;  // of the cast
 };
 
-// A tensor as a GEMM operand: rows×cols container bits, k = cols.
+// A tensor as a GEMM operand: rows×cols container bits, k = cols (under MX
+// padded with zeros to whole blocks).
 struct Quantized {
   const Format* format = nullptr;
   std::vector<std::uint32_t> bits;
   float scale_inv = 1.0f;
   std::size_t rows = 0, cols = 0;
-  [[nodiscard]] Operand operand() const { return {format, bits, scale_inv}; }
+  std::vector<std::uint8_t> block_scales;  // MX: E8M0 codes, rows × cols/32
+  [[nodiscard]] Operand operand() const { return {format, bits, scale_inv, block_scales}; }
   // The same values as a cols×rows operand (per-tensor scales survive a transpose).
   [[nodiscard]] Quantized transposed() const;
 };
@@ -46,6 +48,10 @@ class Autocast {
 
   // x (rows×cols) cast to the recipe's format for `role`, recorded as `name`.
   Quantized operand(const std::string& name, Role role, std::span<const float> x, std::size_t rows, std::size_t cols);
+  // The same tensor as a cols×rows operand (k = rows), for the GEMMs of the
+  // backward pass: `rowwise` transposed, or under MX (whose blocks run along
+  // k) `source` cast again along its columns, recorded as NAME.t.
+  Quantized columnwise(const std::string& name, Role role, const Quantized& rowwise, std::span<const float> source);
   // (a.scale_inv · b.scale_inv) · A·Bᵀ in float32 on the tensor core.
   std::vector<float> gemm(const Quantized& a, const Quantized& b);
   // x rounded to the activation format (unchanged in float32), recorded as `name` when named.

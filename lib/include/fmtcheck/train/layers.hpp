@@ -32,7 +32,8 @@ std::vector<float> uniform_init(std::uint64_t seed, std::uint64_t& position, std
 // to the gradient format; dx = dy·W and dW = dyᵀ·x are tensor-core GEMMs
 // rounded to the activation format; db is the float32 column sum of dy,
 // rounded likewise. Recorded tensors: NAME.input, .weight, .output,
-// .grad_output, .grad_input, .grad_weight, .grad_bias.
+// .grad_output, .grad_input, .grad_weight, .grad_bias, and under MX the
+// columnwise casts NAME.weight.t, .grad_output.t, .input.t.
 class Linear {
  public:
   Linear(std::string name, std::size_t in, std::size_t out, std::uint64_t seed, std::uint64_t& position);
@@ -44,7 +45,7 @@ class Linear {
  private:
   std::string name_;
   std::size_t in_, out_, rows_ = 0;
-  std::vector<float> x_;  // float32 recipe: the input, for dW
+  std::vector<float> x_;  // the input, for dW (float32, and MX's columnwise cast)
   Quantized qx_, qw_;     // low-precision recipes: the cast operands, reused by backward
 };
 

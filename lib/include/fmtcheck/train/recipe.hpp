@@ -19,6 +19,8 @@ enum class TensorScaling : std::uint8_t {
   none,     // scale 1
   delayed,  // Transformer Engine DelayedScaling: from the amax history of earlier steps
   current,  // Transformer Engine Float8CurrentScaling: from this tensor's own amax
+  mx,       // OCP MX as Transformer Engine's MXFP8BlockScaling: an E8M0 scale per 32
+            // values along the GEMM's k, the smallest power of two >= block amax / fp8 max
 };
 
 struct Recipe {
@@ -50,13 +52,15 @@ struct RecipeOptions {
 };
 
 // fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current (both HYBRID:
-// e4m3 forward, e5m2 gradients).
+// e4m3 forward, e5m2 gradients), mxfp8 (e4m3 everywhere, TE's default).
 std::span<const std::string_view> recipe_names();
 std::optional<Recipe> find_recipe(std::string_view name);
 
 // The tensor-core model `--gpu` names: ampere, ada, hopper (wgmma, which has
 // the FP8 instructions), blackwell or exact. Null for another name.
 const TensorCoreModel* gpu_model(std::string_view gpu);
+// Whether `model` runs the recipe's GEMMs; else the reason it does not.
+std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model);
 std::span<const std::string_view> gpu_names();
 
 }  // namespace fmtcheck::train

@@ -19,11 +19,16 @@ namespace fmtcheck::train {
 
 // One GEMM operand: rows × k container bits of `format`, k contiguous.
 // scale_inv multiplies the product (a per-tensor FP8 dequantisation factor).
+// Under MX block scaling, block_scales holds E8M0 codes, one per 32 values
+// along k of each row (rows × k/32): element e of block b means e·2^(code - 127).
 struct Operand {
   const Format* format = nullptr;
   std::span<const std::uint32_t> bits;
   float scale_inv = 1.0f;
+  std::span<const std::uint8_t> block_scales;
 };
+
+inline constexpr std::size_t mx_block = 32;
 
 class TensorOps {
  public:
@@ -38,7 +43,11 @@ class TensorOps {
 };
 
 // The emulator: convert_batch for casts, gemm() (fp32 accumulation, no
-// split-K, scale epilogue) under `model` for products. An FP8 GEMM of e5m2
+// split-K, scale epilogue) under `model` for products. MX operands go to the
+// block-scaled instruction (Blackwell: block_scaled_dot_product_add, one
+// instruction per 32 values of k chained through its fp32 C) or, under the
+// `exact` model, to the exact dot product of the dequantised values (each an
+// FP8 value times a power of two, exact in tf32). An FP8 GEMM of e5m2
 // by e4m3 operands (a gradient times a weight) runs with the model's FP8
 // arithmetic on both operands re-encoded, exactly, as fp16: the products and
 // their alignment depend on the values, not on their encoding.
@@ -50,6 +59,7 @@ class EmulatedOps final : public TensorOps {
   std::vector<float> gemm(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k) override;
 
  private:
+  std::vector<float> gemm_block_scaled(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k);
   const TensorCoreModel& model_;
 };
 
