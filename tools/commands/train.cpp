@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -13,7 +14,9 @@
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
 #include "common/table.hpp"
+#include "fmtcheck/train/digits.hpp"
 #include "fmtcheck/train/trainer.hpp"
+#include "fmtcheck/train/transformer.hpp"
 
 namespace fmtcheck::cli {
 namespace {
@@ -29,12 +32,46 @@ struct TrainArgs {
   std::string csv, json;
 };
 
+// The model's data, split into training and held-out examples.
+class Task {
+ public:
+  Task(const std::string& model, const std::string& path) : model_(model) {
+    if (model == "mlp") {
+      const train::Digits all = train::read_digits(path);
+      split(all.count(), 1500);
+      digits_train_ = train::slice(all, 0, 1500);
+      digits_held_out_ = train::slice(all, 1500, all.count() - 1500);
+    } else {
+      const train::SortTask all = train::read_sort_task(path);
+      split(all.count(), 1800);
+      sort_train_ = train::slice(all, 0, 1800);
+      sort_held_out_ = train::slice(all, 1800, all.count() - 1800);
+    }
+  }
+  [[nodiscard]] std::unique_ptr<train::Model> make_model(std::uint64_t seed) const {
+    if (model_ == "mlp") return std::make_unique<train::DigitsMlp>(digits_train_, digits_held_out_, seed);
+    return std::make_unique<train::SortTransformer>(sort_train_, sort_held_out_, seed);
+  }
+
+ private:
+  static void split(std::size_t count, std::size_t train) {
+    if (count <= train) {
+      throw std::invalid_argument("--data has " + std::to_string(count) + " examples; training takes the first " +
+                                  std::to_string(train) + " and evaluates on the rest");
+    }
+  }
+  std::string model_;
+  train::Digits digits_train_, digits_held_out_;
+  train::SortTask sort_train_, sort_held_out_;
+};
+
 struct RecipeRun {
   train::Recipe recipe;
   std::vector<StepRecord> steps;
   train::Evaluation eval;
   double final_scale = 1;
   double seconds = 0;
+  double multiply_adds = 0;  // per step
 };
 
 std::string join(std::span<const std::string_view> names) {
@@ -127,6 +164,7 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
   out["steps"] = a.steps;
   out["batch"] = a.config.batch;
   out["optimizer"] = a.optimizer;
+  out["multiply_adds_per_step"] = runs.front().multiply_adds;
   out["recipes"] = nlohmann::ordered_json::array();
   for (const RecipeRun& r : runs) {
     std::uint64_t skipped = 0;
@@ -142,7 +180,9 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
                               {"overflowed", total(r, Flag::overflow)},
                               {"saturated", total(r, Flag::saturated)},
                               {"flushed", total(r, Flag::flushed)},
-                              {"seconds", r.seconds}});
+                              {"seconds", r.seconds},
+                              {"seconds_per_million_multiply_adds",
+                               r.seconds / (r.multiply_adds * static_cast<double>(r.steps.size())) * 1e6}});
   }
   OutputFile file(path);
   file.write(out.dump(2) + "\n");
@@ -166,7 +206,9 @@ void print_table(const std::vector<RecipeRun>& runs) {
 }
 
 int run_train(TrainArgs& a) {
-  if (a.model != "mlp") throw UsageError("unknown --model '" + a.model + "': expected mlp");
+  if (a.model != "mlp" && a.model != "transformer") {
+    throw UsageError("unknown --model '" + a.model + "': expected mlp or transformer");
+  }
   const TensorCoreModel* model = train::gpu_model(a.gpu);
   if (model == nullptr) throw UsageError("unknown --gpu '" + a.gpu + "': expected " + join(train::gpu_names()));
   const std::vector<train::Recipe> recipes = parse_recipes(a.recipes, *model, a.gpu);
@@ -184,16 +226,14 @@ int run_train(TrainArgs& a) {
   if (!(a.config.recipe.scaler.init_scale > 0) || !std::isfinite(a.config.recipe.scaler.init_scale)) {
     throw UsageError("--init-scale must be a positive finite number");
   }
-  if (a.data.empty()) throw UsageError("--data is required: the digits CSV (data/digits/digits.csv.gz)");
-  train::Digits data;
+  if (a.data.empty()) {
+    throw UsageError("--data is required: data/digits/digits.csv.gz (mlp) or data/sort/sort.csv.gz (transformer)");
+  }
+  std::optional<Task> task;
   try {
-    data = train::read_digits(a.data);
+    task.emplace(a.model, a.data);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
-  }
-  if (data.count() <= a.config.train_images) {
-    throw UsageError("--data has " + std::to_string(data.count()) + " images; training takes the first " +
-                     std::to_string(a.config.train_images) + " and evaluates on the rest");
   }
 
   train::EmulatedOps ops(*model);
@@ -201,8 +241,9 @@ int run_train(TrainArgs& a) {
   Progress progress("train", recipes.size() * a.steps);
   for (const train::Recipe& recipe : recipes) {
     const auto start = std::chrono::steady_clock::now();
-    RecipeRun run{recipe, {}, {}, 1, 0};
-    train::Trainer trainer(recipe, a.config, data, ops);
+    const std::unique_ptr<train::Model> model_state = task->make_model(a.config.seed);
+    RecipeRun run{recipe, {}, {}, 1, 0, model_state->step_multiply_adds(a.config.batch)};
+    train::Trainer trainer(recipe, a.config, *model_state, ops);
     for (std::size_t s = 0; s < a.steps; ++s) {
       run.steps.push_back(trainer.step());
       progress.update(runs.size() * a.steps + s + 1);
@@ -214,7 +255,7 @@ int run_train(TrainArgs& a) {
   }
   if (!a.csv.empty()) write_csv(a.csv, runs);
   if (!a.json.empty()) write_json(a.json, a, runs);
-  std::printf("digits %s on %s, %zu steps of batch %zu, %s (lr %g), tensor cores: %s\n", a.model.c_str(), a.data.c_str(),
+  std::printf("%s on %s, %zu steps of batch %zu, %s (lr %g), tensor cores: %s\n", a.model.c_str(), a.data.c_str(),
               a.steps, a.config.batch, a.optimizer.c_str(), static_cast<double>(a.config.optimizer.lr), model->name.c_str());
   print_table(runs);
   return 0;
@@ -224,8 +265,10 @@ const bool registered = register_command({
     "train", "mixed-precision training emulated bit-exactly: loss, loss scale, underflow per recipe", 78,
     [](CLI::App& sub) {
       auto a = std::make_shared<TrainArgs>();
-      sub.add_option("--data", a->data, "digits CSV, gzip or plain (the bundled data/digits/digits.csv.gz)");
-      sub.add_option("--model", a->model, "mlp (64-32-10 ReLU on the digits)")->capture_default_str();
+      sub.add_option("--data", a->data,
+                     "the model's data, gzip or plain: data/digits/digits.csv.gz (mlp), data/sort/sort.csv.gz (transformer)");
+      sub.add_option("--model", a->model, "mlp (64-32-10 ReLU on the digits) or transformer (one block, sorting tokens)")
+          ->capture_default_str();
       sub.add_option("--recipe", a->recipes, "comma-separated: fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current, mxfp8")
           ->capture_default_str();
       sub.add_option("--gpu", a->gpu, "tensor-core model: ampere, ada, hopper, blackwell, exact")->capture_default_str();

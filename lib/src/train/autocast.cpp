@@ -37,9 +37,11 @@ std::vector<float> decode(const Format& f, std::span<const std::uint32_t> bits) 
 Autocast::Autocast(const Recipe& recipe, const RecipeOptions& options, TensorOps& ops)
     : recipe_(recipe), options_(options), ops_(ops) {}
 
-TensorStats& Autocast::record(const std::string& name) {
+TensorStats& Autocast::record(const std::string& name, bool accumulate) {
   for (auto& [n, s] : step_) {
-    if (n == name) throw std::logic_error("tensor '" + name + "' recorded twice in one step");
+    if (n != name) continue;
+    if (!accumulate) throw std::logic_error("tensor '" + name + "' cast twice in one step");
+    return s;
   }
   return step_.emplace_back(name, TensorStats{}).second;
 }
@@ -63,7 +65,7 @@ float Autocast::scale_for(const std::string& name, const Format& format, float a
 Quantized Autocast::operand(const std::string& name, Role role, std::span<const float> x, std::size_t rows,
                             std::size_t cols) {
   const Format& f = role == Role::forward ? *recipe_.forward : *recipe_.gradient;
-  TensorStats& s = record(name);
+  TensorStats& s = record(name, false);
   s.amax = amax_of(x);
   s.scale = scale_for(name, f, s.amax);
   Quantized q{&f, {}, 1.0f, rows, cols, {}};
@@ -106,10 +108,21 @@ std::vector<float> Autocast::gemm(const Quantized& a, const Quantized& b) {
 
 std::vector<float> Autocast::to_activation(const std::string& name, std::vector<float> x) {
   if (recipe_.activation == nullptr) return x;
-  FlagCounts ignored;
-  FlagCounts& counts = name.empty() ? ignored : record(name).flags;
-  if (!name.empty()) step_.back().second.amax = amax_of(x);
-  return decode(*recipe_.activation, ops_.cast(*recipe_.activation, activation_policy(), x, counts));
+  TensorStats unrecorded;
+  TensorStats& s = name.empty() ? unrecorded : record(name, true);
+  const float amax = amax_of(x);
+  s.amax = std::isnan(s.amax) || std::isnan(amax) ? NAN : std::max(s.amax, amax);
+  return decode(*recipe_.activation, ops_.cast(*recipe_.activation, activation_policy(), x, s.flags));
+}
+
+std::vector<float> Autocast::activation_matmul(const std::string& name, std::span<const float> a,
+                                               std::span<const float> b, std::size_t m, std::size_t n, std::size_t k) {
+  if (recipe_.activation == nullptr) return matmul_fma(a, b, m, n, k);
+  const Format& f = *recipe_.activation;
+  FlagCounts unrecorded;
+  const std::vector<std::uint32_t> qa = ops_.cast(f, activation_policy(), a, unrecorded);
+  const std::vector<std::uint32_t> qb = ops_.cast(f, activation_policy(), b, unrecorded);
+  return to_activation(name, ops_.gemm({&f, qa, 1.0f, {}}, {&f, qb, 1.0f, {}}, m, n, k));
 }
 
 }  // namespace fmtcheck::train

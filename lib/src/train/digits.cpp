@@ -41,18 +41,30 @@ Digits parse_digits_csv(std::string_view text) {
   return d;
 }
 
-Digits read_digits(const std::string& path) {
+std::string read_text(const std::string& path, const std::string& what) {
   // gzread reads plain files unchanged, so one path serves both.
   gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) throw std::invalid_argument("cannot read digits data '" + path + "'");
+  if (f == nullptr) throw std::invalid_argument("cannot read " + what + " '" + path + "'");
   std::string text;
   std::array<char, 1 << 16> chunk{};
   int got = 0;
   while ((got = gzread(f, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0) text.append(chunk.data(), got);
   const bool failed = got < 0;
   gzclose(f);
-  if (failed) throw std::invalid_argument("digits data '" + path + "' is not valid gzip");
-  return parse_digits_csv(text);
+  if (failed) throw std::invalid_argument(what + " '" + path + "' is not valid gzip");
+  return text;
+}
+
+Digits read_digits(const std::string& path) { return parse_digits_csv(read_text(path, "digits data")); }
+
+Digits slice(const Digits& d, std::size_t first, std::size_t count) {
+  Digits s;
+  const auto px = static_cast<std::ptrdiff_t>(DigitsMlp::inputs);
+  s.pixels.assign(d.pixels.begin() + static_cast<std::ptrdiff_t>(first) * px,
+                  d.pixels.begin() + static_cast<std::ptrdiff_t>(first + count) * px);
+  s.labels.assign(d.labels.begin() + static_cast<std::ptrdiff_t>(first),
+                  d.labels.begin() + static_cast<std::ptrdiff_t>(first + count));
+  return s;
 }
 
 Batch take_batch(const Digits& from, std::size_t first, std::size_t rows) {
@@ -68,8 +80,21 @@ Batch take_batch(const Digits& from, std::size_t first, std::size_t rows) {
   return b;
 }
 
-DigitsMlp::DigitsMlp(std::uint64_t seed)
-    : fc1_("fc1", inputs, hidden, seed, position_), fc2_("fc2", hidden, classes, seed, position_) {}
+DigitsMlp::DigitsMlp(const Digits& train, const Digits& held_out, std::uint64_t seed)
+    : train_(train),
+      held_out_(held_out),
+      fc1_("fc1", inputs, hidden, seed, position_),
+      fc2_("fc2", hidden, classes, seed, position_) {}
+
+LossResult DigitsMlp::train_batch(Autocast& ac, std::size_t index, std::size_t batch, float loss_scale) {
+  return forward_backward(ac, take_batch(train_, index * batch, batch), loss_scale);
+}
+
+double DigitsMlp::step_multiply_adds(std::size_t batch) const {
+  const auto b = static_cast<double>(batch);
+  // Forward x·W1ᵀ and h·W2ᵀ; backward dW1, dW2 and dh (no dx for the input).
+  return b * (inputs * hidden + hidden * classes) * 2 + b * hidden * classes;
+}
 
 LossResult DigitsMlp::forward_backward(Autocast& ac, const Batch& batch, float loss_scale) {
   const std::size_t rows = batch.labels.size();
@@ -83,10 +108,11 @@ LossResult DigitsMlp::forward_backward(Autocast& ac, const Batch& batch, float l
   return r;
 }
 
-LossResult DigitsMlp::evaluate(Autocast& ac, const Batch& batch) {
-  const std::size_t rows = batch.labels.size();
-  const std::vector<float> logits = fc2_.forward(ac, relu(fc1_.forward(ac, batch.x, rows)), rows);
-  return softmax_cross_entropy(logits, batch.labels, classes, 1.0f);
+Evaluation DigitsMlp::evaluate(Autocast& ac) {
+  const Batch all = take_batch(held_out_, 0, held_out_.count());
+  const std::vector<float> logits = fc2_.forward(ac, relu(fc1_.forward(ac, all.x, all.labels.size())), all.labels.size());
+  const LossResult r = softmax_cross_entropy(logits, all.labels, classes, 1.0f);
+  return {r.loss, static_cast<double>(r.correct) / static_cast<double>(all.labels.size())};
 }
 
 }  // namespace fmtcheck::train

@@ -4,19 +4,6 @@
 #include <stdexcept>
 
 namespace fmtcheck::train {
-namespace {
-
-Digits slice(const Digits& d, std::size_t first, std::size_t count) {
-  Digits s;
-  const auto px = static_cast<std::ptrdiff_t>(DigitsMlp::inputs);
-  s.pixels.assign(d.pixels.begin() + static_cast<std::ptrdiff_t>(first) * px,
-                  d.pixels.begin() + static_cast<std::ptrdiff_t>(first + count) * px);
-  s.labels.assign(d.labels.begin() + static_cast<std::ptrdiff_t>(first),
-                  d.labels.begin() + static_cast<std::ptrdiff_t>(first + count));
-  return s;
-}
-
-}  // namespace
 
 float gradient_norm(const std::vector<Parameter*>& parameters) {
   float sum = 0.0f;
@@ -26,21 +13,13 @@ float gradient_norm(const std::vector<Parameter*>& parameters) {
   return std::sqrt(sum);
 }
 
-Trainer::Trainer(const Recipe& recipe, const TrainConfig& config, const Digits& data, TensorOps& ops)
+Trainer::Trainer(const Recipe& recipe, const TrainConfig& config, Model& model, TensorOps& ops)
     : recipe_(recipe),
       config_(config),
-      data_(data),
-      ops_(ops),
+      model_(model),
       autocast_(recipe, config.recipe, ops),
-      model_(config.seed),
-      optimizer_(config.optimizer, model_.parameters()) {
-  if (config.batch == 0) throw std::invalid_argument("the batch must hold at least one image");
-  if (config.train_images == 0 || config.train_images >= data.count()) {
-    throw std::invalid_argument("the data has " + std::to_string(data.count()) + " images: too few to train on " +
-                                std::to_string(config.train_images) + " and evaluate on the rest");
-  }
-  train_ = slice(data, 0, config.train_images);
-  held_out_ = slice(data, config.train_images, data.count() - config.train_images);
+      optimizer_(config.optimizer, model.parameters()) {
+  if (config.batch == 0) throw std::invalid_argument("the batch must hold at least one example");
   if (recipe.loss_scaling) scaler_.emplace(config.recipe.scaler);
 }
 
@@ -49,9 +28,7 @@ StepRecord Trainer::step() {
   r.step = steps_;
   r.loss_scale = static_cast<float>(loss_scale());
   autocast_.begin_step();
-  const Batch batch = take_batch(train_, steps_ * config_.batch, config_.batch);
-  ++steps_;
-  r.loss = model_.forward_backward(autocast_, batch, r.loss_scale).loss;
+  r.loss = model_.train_batch(autocast_, steps_++, config_.batch, r.loss_scale).loss;
   r.tensors = autocast_.step_stats();
   const std::vector<Parameter*> params = model_.parameters();
 
@@ -84,9 +61,7 @@ StepRecord Trainer::step() {
 Evaluation Trainer::evaluate() {
   EmulatedOps unused(*gpu_model("exact"));
   Autocast fp32(*find_recipe("fp32"), config_.recipe, unused);
-  const Batch all = take_batch(held_out_, 0, held_out_.count());
-  const LossResult r = model_.evaluate(fp32, all);
-  return {r.loss, static_cast<double>(r.correct) / static_cast<double>(held_out_.count())};
+  return model_.evaluate(fp32);
 }
 
 }  // namespace fmtcheck::train

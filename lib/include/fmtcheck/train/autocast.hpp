@@ -54,15 +54,23 @@ class Autocast {
   Quantized columnwise(const std::string& name, Role role, const Quantized& rowwise, std::span<const float> source);
   // (a.scale_inv · b.scale_inv) · A·Bᵀ in float32 on the tensor core.
   std::vector<float> gemm(const Quantized& a, const Quantized& b);
-  // x rounded to the activation format (unchanged in float32), recorded as `name` when named.
+  // x rounded to the activation format (unchanged in float32), recorded as
+  // `name` when named; a name met again in the same step adds to its record
+  // (attention's GEMMs, one per sequence and head).
   std::vector<float> to_activation(const std::string& name, std::vector<float> x);
+  // C (m×n) = A·Bᵀ (A m×k, B n×k) in the activation format: torch
+  // autocast's bmm, which Transformer Engine keeps out of FP8 too; an FMA
+  // chain under fp32. The operands are cast (unrecorded), the product is
+  // rounded to the activation format and recorded as `name`.
+  std::vector<float> activation_matmul(const std::string& name, std::span<const float> a, std::span<const float> b,
+                                       std::size_t m, std::size_t n, std::size_t k);
 
   // This step's record, tensors in the order first seen; cleared by begin_step().
   void begin_step() { step_.clear(); }
   [[nodiscard]] const std::vector<std::pair<std::string, TensorStats>>& step_stats() const { return step_; }
 
  private:
-  TensorStats& record(const std::string& name);
+  TensorStats& record(const std::string& name, bool accumulate);
   float scale_for(const std::string& name, const Format& format, float amax);
 
   Recipe recipe_;

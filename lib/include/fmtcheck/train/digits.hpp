@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fmtcheck/train/layers.hpp"
+#include "fmtcheck/train/model.hpp"
 
 namespace fmtcheck::train {
 
@@ -22,8 +22,10 @@ struct Digits {
 // Lines of 64 pixel values 0..16 and a label 0..9. Throws
 // std::invalid_argument naming the line of anything else.
 Digits parse_digits_csv(std::string_view text);
-// The CSV, gzip-compressed (".gz") or plain.
+// The CSV, gzip-compressed or plain.
 Digits read_digits(const std::string& path);
+// Images [first, first + count).
+Digits slice(const Digits& d, std::size_t first, std::size_t count);
 
 // Images [first, first + rows) of `from`, wrapping around.
 struct Batch {
@@ -32,18 +34,21 @@ struct Batch {
 };
 Batch take_batch(const Digits& from, std::size_t first, std::size_t rows);
 
-class DigitsMlp {
+class DigitsMlp final : public Model {
  public:
   static constexpr std::size_t inputs = 64, hidden = 32, classes = 10;
-  // fc1's weight, fc1's bias, fc2's weight, fc2's bias drawn in this order by uniform_init.
-  explicit DigitsMlp(std::uint64_t seed);
-  // Forward and backward on a batch under `ac`; sets every parameter's gradient.
-  LossResult forward_backward(Autocast& ac, const Batch& batch, float loss_scale);
-  // The loss and correct count of a forward pass under `ac` (no gradients).
-  LossResult evaluate(Autocast& ac, const Batch& batch);
-  [[nodiscard]] std::vector<Parameter*> parameters() { return {&fc1_.weight, &fc1_.bias, &fc2_.weight, &fc2_.bias}; }
+  // fc1's weight, fc1's bias, fc2's weight, fc2's bias drawn in this order
+  // by uniform_init. Keeps references to the data.
+  DigitsMlp(const Digits& train, const Digits& held_out, std::uint64_t seed);
+  LossResult train_batch(Autocast& ac, std::size_t index, std::size_t batch, float loss_scale) override;
+  Evaluation evaluate(Autocast& ac) override;
+  std::vector<Parameter*> parameters() override { return {&fc1_.weight, &fc1_.bias, &fc2_.weight, &fc2_.bias}; }
+  [[nodiscard]] double step_multiply_adds(std::size_t batch) const override;
 
  private:
+  LossResult forward_backward(Autocast& ac, const Batch& batch, float loss_scale);
+  const Digits& train_;
+  const Digits& held_out_;
   std::uint64_t position_ = 0;  // initialiser draws; declared before the layers it initialises
   Linear fc1_, fc2_;
 };

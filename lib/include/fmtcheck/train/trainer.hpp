@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fmtcheck/train/autocast.hpp"
-#include "fmtcheck/train/digits.hpp"
+#include "fmtcheck/train/model.hpp"
 #include "fmtcheck/train/optimizer.hpp"
 #include "fmtcheck/train/recipe.hpp"
 
@@ -21,7 +21,6 @@ namespace fmtcheck::train {
 
 struct TrainConfig {
   std::size_t batch = 32;
-  std::size_t train_images = 1500;  // the first images train; the rest evaluate
   OptimizerConfig optimizer;
   float clip = 0.0f;  // max gradient norm; 0: no clipping
   std::uint64_t seed = 0;
@@ -38,30 +37,21 @@ struct StepRecord {
   std::vector<std::pair<std::string, TensorStats>> tensors;
 };
 
-struct Evaluation {
-  float loss = 0;
-  double accuracy = 0;
-};
-
 class Trainer {
  public:
-  // Throws std::invalid_argument when the batch or the split does not fit the data.
-  Trainer(const Recipe& recipe, const TrainConfig& config, const Digits& data, TensorOps& ops);
-  // Step s trains on images [s·batch, (s + 1)·batch) of the training split, wrapping.
+  // Trains `model` (kept by reference) from its current weights.
+  Trainer(const Recipe& recipe, const TrainConfig& config, Model& model, TensorOps& ops);
+  // Step s trains on batch s of the training examples.
   StepRecord step();
-  // The model in float32 on the held-out images.
+  // The model in float32 on the held-out examples.
   Evaluation evaluate();
   [[nodiscard]] double loss_scale() const { return scaler_ ? scaler_->scale() : 1.0; }
-  [[nodiscard]] DigitsMlp& model() { return model_; }
 
  private:
   Recipe recipe_;
   TrainConfig config_;
-  const Digits& data_;
-  Digits train_, held_out_;
-  TensorOps& ops_;
+  Model& model_;
   Autocast autocast_;
-  DigitsMlp model_;
   Optimizer optimizer_;
   std::optional<GradScaler> scaler_;
   std::size_t steps_ = 0;

@@ -1,0 +1,35 @@
+// What the trainer asks of a model: a forward and backward pass on a
+// training batch, an evaluation on held-out data, and its parameters.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fmtcheck/train/layers.hpp"
+
+namespace fmtcheck::train {
+
+struct Evaluation {
+  float loss = 0;
+  double accuracy = 0;  // fraction of predictions (images, tokens) that are right
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Forward and backward on training examples [index·batch, (index + 1)·batch)
+  // (wrapping) under `ac`, the loss multiplied by loss_scale; sets every
+  // parameter's gradient and returns the unscaled loss.
+  virtual LossResult train_batch(Autocast& ac, std::size_t index, std::size_t batch, float loss_scale) = 0;
+  // The loss and accuracy of a forward pass on the held-out examples.
+  virtual Evaluation evaluate(Autocast& ac) = 0;
+  virtual std::vector<Parameter*> parameters() = 0;
+  // Multiply-adds of one training step's GEMMs (forward and backward).
+  [[nodiscard]] virtual double step_multiply_adds(std::size_t batch) const = 0;
+};
+
+// Reads a text file, gzip-compressed or plain; throws std::invalid_argument.
+std::string read_text(const std::string& path, const std::string& what);
+
+}  // namespace fmtcheck::train
