@@ -28,3 +28,8 @@ def fmtcheck():
 @pytest.fixture(scope="session")
 def digits():
     return pathlib.Path(__file__).resolve().parents[2] / "data" / "digits" / "digits.csv.gz"
+
+
+@pytest.fixture(scope="session")
+def sort_data():
+    return pathlib.Path(__file__).resolve().parents[2] / "data" / "sort" / "sort.csv.gz"

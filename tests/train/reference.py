@@ -51,14 +51,28 @@ def _round_decimal(d):
     return round_rational_f32(f.numerator, f.denominator)
 
 
-def exp32(x):
+def _correctly_rounded(x, fast, exact):
+    """fast(x) in float64 (numpy's, error below an ulp) rounded to float32,
+    except where that double lies within 4 ulps of a float32 midpoint or
+    outside float32's normal range: there, 60 decimal digits."""
     x = np.asarray(x, dtype=F32)
-    return np.array([_round_decimal(decimal.Decimal(float(v)).exp()) for v in x.ravel()], dtype=F32).reshape(x.shape)
+    y = fast(x.astype(F64))
+    low = y.view(np.int64) & ((1 << 29) - 1)
+    doubtful = (np.abs(low - (1 << 28)) <= 4) | ~(np.abs(y) >= np.finfo(F32).tiny) | ~(np.abs(y) <= np.finfo(F32).max)
+    out = y.astype(F32)
+    for idx in zip(*np.nonzero(doubtful)):
+        v = float(x[idx])
+        if np.isfinite(v) and (fast is np.exp or v > 0):  # log's other inputs give 0, -inf or NaN exactly
+            out[idx] = _round_decimal(exact(decimal.Decimal(v)))
+    return out
+
+
+def exp32(x):
+    return _correctly_rounded(x, np.exp, lambda d: d.exp())
 
 
 def log32(x):
-    x = np.asarray(x, dtype=F32)
-    return np.array([_round_decimal(decimal.Decimal(float(v)).ln()) for v in x.ravel()], dtype=F32).reshape(x.shape)
+    return _correctly_rounded(x, np.log, lambda d: d.ln())
 
 
 def fma32(a, b, c):
@@ -88,33 +102,45 @@ def column_sums(x):
     return s
 
 
-SHIFT = 160  # every value the GEMMs meet is an integer multiple of 2^-160
-
-
-def _to_ints(v):
-    return np.array([int(t) for t in (v.astype(F64) * 2.0 ** SHIFT).ravel()], dtype=object).reshape(v.shape)
+def _exact_sum_f32(terms):
+    """The exact sum of float64 terms (each exact) rounded once to float32.
+    math.fsum gives the sum rounded to double; that rounds to the same
+    float32 unless it is itself a float32 midpoint (a float32 midpoint is a
+    double, so the exact sum cannot cross one without landing on it). On a
+    midpoint, the sign of the exact remainder (fsum of the terms and -d,
+    correctly rounded, so zero only when it is zero) says which way to go."""
+    d = math.fsum(terms)
+    f = F32(d)
+    if not np.isfinite(d) or float(f) == d:
+        return f
+    g = np.nextafter(f, F32(np.inf) if d > float(f) else F32(-np.inf))
+    if float(f) + float(g) != 2.0 * d:
+        return f
+    remainder = math.fsum(terms + [-d])
+    if remainder == 0:
+        return f  # a true tie: numpy rounded it to even
+    return max(f, g) if remainder > 0 else min(f, g)
 
 
 def gemm_exact(a, b, scale):
     """(scale) · a·bᵀ under the `exact` tensor-core model: the exact sum of
-    products rounded once to float32, then multiplied by the float32 scale
-    with one rounding (the epilogue's fma with C = 0)."""
-    finite_a, finite_b = np.isfinite(a), np.isfinite(b)
-    products = _to_ints(np.where(finite_a, a, 0)).dot(_to_ints(np.where(finite_b, b, 0)).T)
-    den = 1 << (2 * SHIFT)
-    out = np.empty(products.shape, dtype=F32)
-    for (i, j), n in np.ndenumerate(products):
-        total = round_rational_f32(int(n), den)
-        if not (finite_a[i].all() and finite_b[j].all()):
-            # Specials: any NaN, inf·0 or inf - inf gives NaN, else the infinity.
-            with np.errstate(invalid="ignore"):
-                terms = a[i].astype(F64) * b[j].astype(F64)
-            infinite = terms[np.isinf(terms)]
-            if np.isnan(terms).any() or (infinite > 0).any() and (infinite < 0).any():
-                total = F32(np.nan)
-            elif infinite.size:
-                total = F32(infinite[0])
-        with np.errstate(invalid="ignore"):
+    products (each exact in double) rounded once to float32, then multiplied
+    by the float32 scale with one rounding (the epilogue's fma with C = 0).
+    Any NaN, inf·0 or inf - inf gives NaN, else an infinite term its infinity."""
+    a, b = np.asarray(a, dtype=F64), np.asarray(b, dtype=F64)
+    out = np.empty((a.shape[0], b.shape[0]), dtype=F32)
+    for i in range(a.shape[0]):
+        terms = a[i][None, :] * b
+        for j in range(b.shape[0]):
+            row = terms[j]
+            if np.isfinite(row).all():
+                total = _exact_sum_f32(row.tolist())
+            else:
+                infinite = row[np.isinf(row)]
+                if np.isnan(row).any() or (infinite > 0).any() and (infinite < 0).any():
+                    total = F32(np.nan)
+                else:
+                    total = F32(infinite[0])
             out[i, j] = F32(float(scale) * float(total))
     return out
 
@@ -261,9 +287,18 @@ class Autocast:
             return x
         s = None
         if name:
-            s = self.record(name)
-            s.amax = amax_of(x)
+            s = self.step.setdefault(name, Stats())  # attention adds every sequence and head
+            amax = amax_of(x)
+            s.amax = F32(np.nan) if np.isnan(s.amax) or np.isnan(amax) else max(s.amax, amax)
         return cast(x, self.activation, False, s).astype(F32)
+
+    def activation_matmul(self, name, a, b):
+        """a·bᵀ in the activation format (attention's GEMMs); an FMA chain in fp32."""
+        if self.activation is None:
+            return matmul_fma(np.asarray(a, dtype=F32), np.asarray(b, dtype=F32))
+        qa = cast(a, self.activation, False, None)
+        qb = cast(b, self.activation, False, None)
+        return self.to_activation(name, gemm_exact(qa, qb, F32(1)))
 
 
 def T(q):

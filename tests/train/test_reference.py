@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import reference
+import reference_transformer
 
 F32 = np.float32
 STEPS, BATCH = 20, 16
@@ -99,3 +100,15 @@ def test_fp16_scale_too_small_underflows_what_bf16_keeps(fmtcheck, digits, tmp_p
     bf16 = table[table.recipe == "bf16"].iloc[0]
     assert int(fp16["logits.grad:underflowed"]) > 0
     assert sum(int(bf16[c]) for c in underflowed) == 0
+
+
+@pytest.mark.parametrize("recipe", list(reference.RECIPES))
+def test_transformer_matches_reference_bit_for_bit(fmtcheck, sort_data, tmp_path, recipe):
+    # One sequence per step keeps the pure-Python reference to seconds.
+    csv, js = tmp_path / "steps.csv", tmp_path / "summary.json"
+    r = fmtcheck("train", "--model", "transformer", "--data", sort_data, "--recipe", recipe, "--gpu", "exact",
+                 "--steps", STEPS, "--batch", 1, "--optimizer", "adam", "--lr", 0.003, "--csv", csv, "--json", js)
+    assert r.returncode == 0, r.stderr.decode()
+    table = pd.read_csv(csv, keep_default_na=False, dtype=str)
+    compare(table, json.loads(js.read_text()), recipe,
+            list(reference_transformer.train(recipe, sort_data, STEPS, 1)))
