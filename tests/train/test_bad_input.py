@@ -29,7 +29,7 @@ def test_bad_option(fmtcheck, digits, tmp_path, args, words):
     (b"1,2,3\n", ["line 1", "64 pixel values"]),
     (b"0," * 64 + b"10\n", ["line 1", "label"]),
     (b"0," * 63 + b"x,1\n", ["line 1", "'x'"]),
-    (b"", ["no images"]),
+    (b"", ["no data"]),
 ])
 def test_malformed_data(fmtcheck, tmp_path, content, words):
     data = tmp_path / "digits.csv.gz"
@@ -51,3 +51,16 @@ def check(r, words):
     assert err.endswith("\n") and err.count("\n") == 1, err
     for w in words:
         assert w in err, (w, err)
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"1,2,3\n", ["sort task line 1", "expected 6 tokens"]),
+    (b"1,2,3,4,5,6,7,1,2,3,4,5,6\n", ["line 1", "'7' is not the separator 8"]),
+    (b"1,2,3,4,5,9,8,1,2,3,4,5,6\n", ["line 1", "'9' is not a token"]),
+])
+def test_malformed_token_data(fmtcheck, tmp_path, content, words):
+    data = tmp_path / "sort.csv"
+    data.write_bytes(content)
+    out = tmp_path / "steps.csv"
+    check(fmtcheck("train", "--model", "transformer", "--data", data, "--csv", out), words)
+    assert not out.exists()

@@ -9,36 +9,48 @@ namespace fmtcheck::train {
 
 Digits parse_digits_csv(std::string_view text) {
   Digits d;
-  std::size_t line_number = 0;
+  for (const IntegerLine& line : parse_integer_lines(text, "digits data")) {
+    const std::string where = "digits data line " + std::to_string(line.number);
+    for (const int v : line.values) {
+      if (v < 0 || v > 16) throw std::invalid_argument(where + ": '" + std::to_string(v) + "' is not an integer 0..16");
+    }
+    if (line.values.size() != DigitsMlp::inputs + 1 || line.values.back() > 9) {
+      throw std::invalid_argument(where + ": expected 64 pixel values and a label 0..9");
+    }
+    for (std::size_t i = 0; i < DigitsMlp::inputs; ++i) d.pixels.push_back(static_cast<float>(line.values[i]) / 16.0f);
+    d.labels.push_back(line.values.back());
+  }
+  return d;
+}
+
+std::vector<IntegerLine> parse_integer_lines(std::string_view text, const std::string& what) {
+  std::vector<IntegerLine> lines;
+  std::size_t number = 0;
   while (!text.empty()) {
     const std::size_t end = std::min(text.find('\n'), text.size());
     std::string_view line = text.substr(0, end);
     text.remove_prefix(std::min(end + 1, text.size()));
-    ++line_number;
+    ++number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    const std::string where = "digits data line " + std::to_string(line_number);
-    std::vector<int> values;
+    IntegerLine parsed{number, {}};
     for (std::size_t start = 0;;) {
       const std::size_t comma = std::min(line.find(',', start), line.size());
       const std::string_view field = line.substr(start, comma - start);
-      int v = -1;
+      int v = 0;
       const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-      if (ec != std::errc{} || ptr != field.data() + field.size() || v < 0 || v > 16) {
-        throw std::invalid_argument(where + ": '" + std::string(field) + "' is not an integer 0..16");
+      if (ec != std::errc{} || ptr != field.data() + field.size()) {
+        throw std::invalid_argument(what + " line " + std::to_string(number) + ": '" + std::string(field) +
+                                    "' is not an integer");
       }
-      values.push_back(v);
+      parsed.values.push_back(v);
       if (comma == line.size()) break;
       start = comma + 1;
     }
-    if (values.size() != DigitsMlp::inputs + 1 || values.back() > 9) {
-      throw std::invalid_argument(where + ": expected 64 pixel values and a label 0..9");
-    }
-    for (std::size_t i = 0; i < DigitsMlp::inputs; ++i) d.pixels.push_back(static_cast<float>(values[i]) / 16.0f);
-    d.labels.push_back(values.back());
+    lines.push_back(std::move(parsed));
   }
-  if (d.count() == 0) throw std::invalid_argument("digits data: no images");
-  return d;
+  if (lines.empty()) throw std::invalid_argument(what + ": no data");
+  return lines;
 }
 
 std::string read_text(const std::string& path, const std::string& what) {

@@ -1,6 +1,5 @@
 #include "fmtcheck/train/transformer.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
@@ -41,37 +40,21 @@ void put_columns(std::span<float> x, std::size_t cols, std::size_t first, std::s
 
 SortTask parse_sort_task(std::string_view text) {
   SortTask t;
-  std::size_t line_number = 0;
-  while (!text.empty()) {
-    const std::size_t end = std::min(text.find('\n'), text.size());
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(std::min(end + 1, text.size()));
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    std::vector<int> tokens;
-    for (std::size_t start = 0;;) {
-      const std::size_t comma = std::min(line.find(',', start), line.size());
-      const std::string_view field = line.substr(start, comma - start);
-      int v = -1;
-      const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
-      const bool separator = tokens.size() == L;
-      if (ec != std::errc{} || ptr != field.data() + field.size() ||
-          (separator ? v != static_cast<int>(SortTask::separator) : v < 0 || v >= static_cast<int>(SortTask::separator))) {
-        throw std::invalid_argument("sort task line " + std::to_string(line_number) + ": '" + std::string(field) +
+  for (const IntegerLine& line : parse_integer_lines(text, "sort task")) {
+    const std::string where = "sort task line " + std::to_string(line.number);
+    if (line.values.size() != SortTask::tokens) {
+      throw std::invalid_argument(where + ": expected 6 tokens, the separator 8 and 6 tokens");
+    }
+    for (std::size_t i = 0; i < SortTask::tokens; ++i) {
+      const int v = line.values[i];
+      const bool separator = i == L;
+      if (separator ? v != static_cast<int>(SortTask::separator) : v < 0 || v >= static_cast<int>(SortTask::separator)) {
+        throw std::invalid_argument(where + ": '" + std::to_string(v) +
                                     (separator ? "' is not the separator 8" : "' is not a token 0..7"));
       }
-      tokens.push_back(v);
-      if (comma == line.size()) break;
-      start = comma + 1;
     }
-    if (tokens.size() != SortTask::tokens) {
-      throw std::invalid_argument("sort task line " + std::to_string(line_number) +
-                                  ": expected 6 tokens, the separator 8 and 6 tokens");
-    }
-    t.sequences.insert(t.sequences.end(), tokens.begin(), tokens.end());
+    t.sequences.insert(t.sequences.end(), line.values.begin(), line.values.end());
   }
-  if (t.count() == 0) throw std::invalid_argument("sort task: no sequences");
   return t;
 }
 

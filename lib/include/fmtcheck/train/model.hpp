@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fmtcheck/train/layers.hpp"
@@ -31,5 +32,15 @@ class Model {
 
 // Reads a text file, gzip-compressed or plain; throws std::invalid_argument.
 std::string read_text(const std::string& path, const std::string& what);
+
+// The non-empty lines of comma-separated integers in `text` (the bundled
+// data sets), with their line numbers. Throws std::invalid_argument
+// "WHAT line N: 'FIELD' is not an integer" for anything else, or when no
+// line is there.
+struct IntegerLine {
+  std::size_t number = 0;
+  std::vector<int> values;
+};
+std::vector<IntegerLine> parse_integer_lines(std::string_view text, const std::string& what);
 
 }  // namespace fmtcheck::train
