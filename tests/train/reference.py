@@ -102,24 +102,23 @@ def column_sums(x):
     return s
 
 
-def _exact_sum_f32(terms):
-    """The exact sum of float64 terms (each exact) rounded once to float32.
-    math.fsum gives the sum rounded to double; that rounds to the same
-    float32 unless it is itself a float32 midpoint (a float32 midpoint is a
-    double, so the exact sum cannot cross one without landing on it). On a
-    midpoint, the sign of the exact remainder (fsum of the terms and -d,
-    correctly rounded, so zero only when it is zero) says which way to go."""
-    d = math.fsum(terms)
-    f = F32(d)
-    if not np.isfinite(d) or float(f) == d:
-        return f
-    g = np.nextafter(f, F32(np.inf) if d > float(f) else F32(-np.inf))
-    if float(f) + float(g) != 2.0 * d:
-        return f
-    remainder = math.fsum(terms + [-d])
-    if remainder == 0:
-        return f  # a true tie: numpy rounded it to even
-    return max(f, g) if remainder > 0 else min(f, g)
+def _exact_sums_f32(terms):
+    """The exact sum of each row of float64 terms (each term exact) rounded
+    once to float32. math.fsum gives the sum rounded to double; that rounds
+    to the same float32 unless it is itself a float32 midpoint (a float32
+    midpoint is a double, so the exact sum cannot cross one without landing
+    on it). On a midpoint, the sign of the exact remainder (fsum of the terms
+    and -d, correctly rounded, so zero only when it is zero) decides."""
+    rows = terms.tolist()
+    d = np.array([math.fsum(r) for r in rows], dtype=F64)
+    f = d.astype(F32)
+    g = np.nextafter(f, np.where(d > f, F32(np.inf), F32(-np.inf)).astype(F32))
+    tie = np.isfinite(d) & (f.astype(F64) != d) & (f.astype(F64) + g.astype(F64) == 2.0 * d)
+    for i in np.nonzero(tie)[0]:
+        remainder = math.fsum(rows[i] + [-d[i]])
+        if remainder != 0:  # else a true tie, which numpy rounded to even
+            f[i] = max(f[i], g[i]) if remainder > 0 else min(f[i], g[i])
+    return f
 
 
 def gemm_exact(a, b, scale):
@@ -128,21 +127,17 @@ def gemm_exact(a, b, scale):
     by the float32 scale with one rounding (the epilogue's fma with C = 0).
     Any NaN, inf·0 or inf - inf gives NaN, else an infinite term its infinity."""
     a, b = np.asarray(a, dtype=F64), np.asarray(b, dtype=F64)
-    out = np.empty((a.shape[0], b.shape[0]), dtype=F32)
-    for i in range(a.shape[0]):
-        terms = a[i][None, :] * b
-        for j in range(b.shape[0]):
-            row = terms[j]
-            if np.isfinite(row).all():
-                total = _exact_sum_f32(row.tolist())
-            else:
-                infinite = row[np.isinf(row)]
-                if np.isnan(row).any() or (infinite > 0).any() and (infinite < 0).any():
-                    total = F32(np.nan)
-                else:
-                    total = F32(infinite[0])
-            out[i, j] = F32(float(scale) * float(total))
-    return out
+    terms = a[:, None, :] * b[None, :, :]  # m × n × k
+    finite = np.isfinite(terms).all(axis=2)
+    totals = _exact_sums_f32(np.where(finite[:, :, None], terms, 0).reshape(-1, a.shape[1])).reshape(finite.shape)
+    for i, j in zip(*np.nonzero(~finite)):
+        row = terms[i, j]
+        infinite = row[np.isinf(row)]
+        if np.isnan(row).any() or (infinite > 0).any() and (infinite < 0).any():
+            totals[i, j] = F32(np.nan)
+        else:
+            totals[i, j] = F32(infinite[0])
+    return (totals.astype(F64) * float(scale)).astype(F32)
 
 
 # --- casts ----------------------------------------------------------------
