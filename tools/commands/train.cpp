@@ -37,32 +37,20 @@ class Task {
  public:
   Task(const std::string& model, const std::string& path) : model_(model) {
     if (model == "mlp") {
-      const train::Digits all = train::read_digits(path);
-      split(all.count(), 1500);
-      digits_train_ = train::slice(all, 0, 1500);
-      digits_held_out_ = train::slice(all, 1500, all.count() - 1500);
+      digits_ = train::split_digits(train::read_digits(path));
     } else {
-      const train::SortTask all = train::read_sort_task(path);
-      split(all.count(), 1800);
-      sort_train_ = train::slice(all, 0, 1800);
-      sort_held_out_ = train::slice(all, 1800, all.count() - 1800);
+      sort_ = train::split_sort_task(train::read_sort_task(path));
     }
   }
   [[nodiscard]] std::unique_ptr<train::Model> make_model(std::uint64_t seed) const {
-    if (model_ == "mlp") return std::make_unique<train::DigitsMlp>(digits_train_, digits_held_out_, seed);
-    return std::make_unique<train::SortTransformer>(sort_train_, sort_held_out_, seed);
+    if (model_ == "mlp") return std::make_unique<train::DigitsMlp>(digits_.train, digits_.held_out, seed);
+    return std::make_unique<train::SortTransformer>(sort_.train, sort_.held_out, seed);
   }
 
  private:
-  static void split(std::size_t count, std::size_t train) {
-    if (count <= train) {
-      throw std::invalid_argument("--data has " + std::to_string(count) + " examples; training takes the first " +
-                                  std::to_string(train) + " and evaluates on the rest");
-    }
-  }
   std::string model_;
-  train::Digits digits_train_, digits_held_out_;
-  train::SortTask sort_train_, sort_held_out_;
+  train::DigitsSplit digits_;
+  train::SortSplit sort_;
 };
 
 struct RecipeRun {

@@ -79,6 +79,15 @@ Digits slice(const Digits& d, std::size_t first, std::size_t count) {
   return s;
 }
 
+DigitsSplit split_digits(const Digits& all) {
+  constexpr std::size_t train = 1500;
+  if (all.count() <= train) {
+    throw std::invalid_argument("the digits data has " + std::to_string(all.count()) +
+                                " images; training takes the first 1500 and evaluates on the rest");
+  }
+  return {slice(all, 0, train), slice(all, train, all.count() - train)};
+}
+
 Batch take_batch(const Digits& from, std::size_t first, std::size_t rows) {
   Batch b;
   b.x.resize(rows * DigitsMlp::inputs);

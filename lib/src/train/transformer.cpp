@@ -68,6 +68,15 @@ SortTask slice(const SortTask& t, std::size_t first, std::size_t count) {
   return s;
 }
 
+SortSplit split_sort_task(const SortTask& all) {
+  constexpr std::size_t train = 1800;
+  if (all.count() <= train) {
+    throw std::invalid_argument("the sort task has " + std::to_string(all.count()) +
+                                " sequences; training takes the first 1800 and evaluates on the rest");
+  }
+  return {slice(all, 0, train), slice(all, train, all.count() - train)};
+}
+
 LayerNorm::LayerNorm(std::string name, std::size_t width)
     : gamma{name + ".gamma", std::vector<float>(width, 1.0f), std::vector<float>(width)},
       beta{name + ".beta", std::vector<float>(width, 0.0f), std::vector<float>(width)},

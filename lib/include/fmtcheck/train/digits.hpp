@@ -26,6 +26,12 @@ Digits parse_digits_csv(std::string_view text);
 Digits read_digits(const std::string& path);
 // Images [first, first + count).
 Digits slice(const Digits& d, std::size_t first, std::size_t count);
+// The first 1500 images train, the rest (297 of the bundled 1797) evaluate.
+// Throws std::invalid_argument when the data has no image left to evaluate.
+struct DigitsSplit {
+  Digits train, held_out;
+};
+DigitsSplit split_digits(const Digits& all);
 
 // Images [first, first + rows) of `from`, wrapping around.
 struct Batch {
