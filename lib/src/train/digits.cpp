@@ -70,22 +70,7 @@ std::string read_text(const std::string& path, const std::string& what) {
 Digits read_digits(const std::string& path) { return parse_digits_csv(read_text(path, "digits data")); }
 
 Digits slice(const Digits& d, std::size_t first, std::size_t count) {
-  Digits s;
-  const auto px = static_cast<std::ptrdiff_t>(DigitsMlp::inputs);
-  s.pixels.assign(d.pixels.begin() + static_cast<std::ptrdiff_t>(first) * px,
-                  d.pixels.begin() + static_cast<std::ptrdiff_t>(first + count) * px);
-  s.labels.assign(d.labels.begin() + static_cast<std::ptrdiff_t>(first),
-                  d.labels.begin() + static_cast<std::ptrdiff_t>(first + count));
-  return s;
-}
-
-DigitsSplit split_digits(const Digits& all) {
-  constexpr std::size_t train = 1500;
-  if (all.count() <= train) {
-    throw std::invalid_argument("the digits data has " + std::to_string(all.count()) +
-                                " images; training takes the first 1500 and evaluates on the rest");
-  }
-  return {slice(all, 0, train), slice(all, train, all.count() - train)};
+  return {rows_of(d.pixels, DigitsMlp::inputs, first, count), rows_of(d.labels, 1, first, count)};
 }
 
 Batch take_batch(const Digits& from, std::size_t first, std::size_t rows) {

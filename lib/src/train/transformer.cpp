@@ -61,20 +61,7 @@ SortTask parse_sort_task(std::string_view text) {
 SortTask read_sort_task(const std::string& path) { return parse_sort_task(read_text(path, "sort task")); }
 
 SortTask slice(const SortTask& t, std::size_t first, std::size_t count) {
-  SortTask s;
-  const auto n = static_cast<std::ptrdiff_t>(SortTask::tokens);
-  s.sequences.assign(t.sequences.begin() + static_cast<std::ptrdiff_t>(first) * n,
-                     t.sequences.begin() + static_cast<std::ptrdiff_t>(first + count) * n);
-  return s;
-}
-
-SortSplit split_sort_task(const SortTask& all) {
-  constexpr std::size_t train = 1800;
-  if (all.count() <= train) {
-    throw std::invalid_argument("the sort task has " + std::to_string(all.count()) +
-                                " sequences; training takes the first 1800 and evaluates on the rest");
-  }
-  return {slice(all, 0, train), slice(all, train, all.count() - train)};
+  return {rows_of(t.sequences, SortTask::tokens, first, count)};
 }
 
 LayerNorm::LayerNorm(std::string name, std::size_t width)

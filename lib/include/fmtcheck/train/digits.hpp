@@ -28,10 +28,8 @@ Digits read_digits(const std::string& path);
 Digits slice(const Digits& d, std::size_t first, std::size_t count);
 // The first 1500 images train, the rest (297 of the bundled 1797) evaluate.
 // Throws std::invalid_argument when the data has no image left to evaluate.
-struct DigitsSplit {
-  Digits train, held_out;
-};
-DigitsSplit split_digits(const Digits& all);
+using DigitsSplit = Split<Digits>;
+inline DigitsSplit split_digits(const Digits& all) { return split_examples(all, 1500, "the digits data"); }
 
 // Images [first, first + rows) of `from`, wrapping around.
 struct Batch {

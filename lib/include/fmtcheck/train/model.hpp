@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,28 @@ std::string read_text(const std::string& path, const std::string& what);
 // data sets), with their line numbers. Throws std::invalid_argument
 // "WHAT line N: 'FIELD' is not an integer" for anything else, or when no
 // line is there.
+// Values [first·width, (first + count)·width) of v, a row of `width` per example.
+template <typename T>
+std::vector<T> rows_of(const std::vector<T>& v, std::size_t width, std::size_t first, std::size_t count) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(first * width),
+          v.begin() + static_cast<std::ptrdiff_t>((first + count) * width)};
+}
+
+// A data set's first `train` examples, which train, and the rest, which
+// evaluate; Data has count() and a slice(data, first, count).
+template <typename Data>
+struct Split {
+  Data train, held_out;
+};
+template <typename Data>
+Split<Data> split_examples(const Data& all, std::size_t train, const std::string& what) {
+  if (all.count() <= train) {
+    throw std::invalid_argument(what + " has " + std::to_string(all.count()) + " examples; training takes the first " +
+                                std::to_string(train) + " and evaluates on the rest");
+  }
+  return {slice(all, 0, train), slice(all, train, all.count() - train)};
+}
+
 struct IntegerLine {
   std::size_t number = 0;
   std::vector<int> values;

@@ -38,10 +38,8 @@ SortTask read_sort_task(const std::string& path);
 SortTask slice(const SortTask& t, std::size_t first, std::size_t count);
 // The first 1800 sequences train, the rest (200 of the bundled 2000)
 // evaluate; throws std::invalid_argument when none is left to evaluate.
-struct SortSplit {
-  SortTask train, held_out;
-};
-SortSplit split_sort_task(const SortTask& all);
+using SortSplit = Split<SortTask>;
+inline SortSplit split_sort_task(const SortTask& all) { return split_examples(all, 1800, "the sort task"); }
 
 // float32 layer norm over the last dimension (eps 1e-5, biased variance):
 // mean = sum(x)/d, var = sum((x - mean)²)/d, rstd = 1/sqrt(var + eps),
