@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/cuda/convert.hpp"
 #include "fmtcheck/cuda/train.hpp"
 #include "fmtcheck/train/digits.hpp"
 #include "fmtcheck/train/trainer.hpp"
@@ -120,4 +121,10 @@ TEST_CASE("DeviceOps checks its operands before any device use") {
   const std::vector<float> x(4, 1.0f);
   CHECK_THROWS_AS(device.cast(formats::e4m3, train::activation_policy(), x, counts), std::invalid_argument);
   CHECK_THROWS_AS(device.cast(formats::fp16, Policy{}, x, counts), std::invalid_argument);  // not cvt.rn's NaN
+  // What the fp16 and bf16 recipes ask for is what cvt.rn does.
+  for (const char* name : {"fp16", "bf16"}) {
+    const train::Recipe r = *train::find_recipe(name);
+    CHECK(cuda::find_device_conversion(*r.forward, Rounding::rne)->policy() == r.operand_policy);
+    CHECK(r.operand_policy == train::activation_policy());
+  }
 }

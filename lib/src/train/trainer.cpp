@@ -1,5 +1,6 @@
 #include "fmtcheck/train/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -14,8 +15,7 @@ float gradient_norm(const std::vector<Parameter*>& parameters) {
 }
 
 Trainer::Trainer(const Recipe& recipe, const TrainConfig& config, Model& model, TensorOps& ops)
-    : recipe_(recipe),
-      config_(config),
+    : config_(config),
       model_(model),
       autocast_(recipe, config.recipe, ops),
       optimizer_(config.optimizer, model.parameters()) {
@@ -59,7 +59,7 @@ StepRecord Trainer::step() {
 }
 
 Evaluation Trainer::evaluate() {
-  EmulatedOps unused(*gpu_model("exact"));
+  EmulatedOps unused(*gpu_model("exact"));  // the fp32 recipe casts nothing and uses no tensor core
   Autocast fp32(*find_recipe("fp32"), config_.recipe, unused);
   return model_.evaluate(fp32);
 }

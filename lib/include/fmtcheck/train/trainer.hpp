@@ -48,7 +48,6 @@ class Trainer {
   [[nodiscard]] double loss_scale() const { return scaler_ ? scaler_->scale() : 1.0; }
 
  private:
-  Recipe recipe_;
   TrainConfig config_;
   Model& model_;
   Autocast autocast_;
