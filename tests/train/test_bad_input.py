@@ -15,6 +15,7 @@ import pytest
     (["--steps", "0"], ["--steps"]),
     (["--batch", "0"], ["--batch"]),
     (["--optimizer", "lamb"], ["lamb"]),
+    (["--lr", "-0.1"], ["--lr"]),
     (["--init-scale", "0"], ["--init-scale"]),
     (["--amax-compute", "mean"], ["mean"]),
 ])

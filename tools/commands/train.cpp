@@ -27,7 +27,7 @@ struct TrainArgs {
   std::string data, model = "mlp", recipes = "fp32,fp16,bf16,fp8-delayed,fp8-current", gpu = "hopper";
   std::size_t steps = 300;
   std::string optimizer = "sgd", amax_compute = "max";
-  float lr = -1.0f;  // default per optimizer
+  float lr = NAN;  // default per optimizer
   train::TrainConfig config;
   std::string csv, json;
 };
@@ -204,7 +204,8 @@ int run_train(TrainArgs& a) {
   if (a.config.batch == 0) throw UsageError("--batch must be at least 1");
   if (a.optimizer != "sgd" && a.optimizer != "adam") throw UsageError("unknown --optimizer '" + a.optimizer + "': expected sgd or adam");
   a.config.optimizer.kind = a.optimizer == "sgd" ? train::OptimizerConfig::Kind::sgd : train::OptimizerConfig::Kind::adam;
-  a.config.optimizer.lr = a.lr >= 0 ? a.lr : a.optimizer == "sgd" ? 0.05f : 1e-3f;
+  if (!std::isnan(a.lr) && !(a.lr > 0 && std::isfinite(a.lr))) throw UsageError("--lr must be a positive number");
+  a.config.optimizer.lr = !std::isnan(a.lr) ? a.lr : a.optimizer == "sgd" ? 0.05f : 1e-3f;
   if (a.amax_compute != "max" && a.amax_compute != "most_recent") {
     throw UsageError("unknown --amax-compute '" + a.amax_compute + "': expected max or most_recent");
   }
@@ -261,7 +262,7 @@ const bool registered = register_command({
           ->capture_default_str();
       sub.add_option("--gpu", a->gpu, "tensor-core model: ampere, ada, hopper, blackwell, exact")->capture_default_str();
       sub.add_option("--steps", a->steps, "training steps per recipe")->capture_default_str();
-      sub.add_option("--batch", a->config.batch, "images per step")->capture_default_str();
+      sub.add_option("--batch", a->config.batch, "examples (images, sequences) per step")->capture_default_str();
       sub.add_option("--optimizer", a->optimizer, "sgd (momentum) or adam")->capture_default_str();
       sub.add_option("--lr", a->lr, "learning rate (default 0.05 for sgd, 0.001 for adam)");
       sub.add_option("--momentum", a->config.optimizer.momentum, "sgd momentum")->capture_default_str();
