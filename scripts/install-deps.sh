@@ -12,7 +12,7 @@ python=1
 [[ "${1:-}" == "--no-python" ]] && python=0
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libboost-dev libfmt-dev doctest-dev
-          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev python3 python3-venv python3-pip python3-dev)
+          libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev zlib1g-dev python3 python3-venv python3-pip python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

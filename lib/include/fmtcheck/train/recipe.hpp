@@ -1,0 +1,66 @@
+// Mixed-precision recipes: which format each GEMM operand and output takes,
+// how tensors are scaled into it, and how the loss is scaled.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "fmtcheck/analysis/scaling.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/tensor_core/tensor_core.hpp"
+
+namespace fmtcheck::train {
+
+// How a tensor's per-tensor scale is chosen before its FP8 cast.
+enum class TensorScaling : std::uint8_t {
+  none,     // scale 1
+  delayed,  // Transformer Engine DelayedScaling: from the amax history of earlier steps
+  current,  // Transformer Engine Float8CurrentScaling: from this tensor's own amax
+  mx,       // OCP MX as Transformer Engine's MXFP8BlockScaling: an E8M0 scale per 32
+            // values along the GEMM's k, the smallest power of two >= block amax / fp8 max
+};
+
+struct Recipe {
+  std::string name;
+  // GEMM operands: the forward pass's (inputs, weights) and the gradients'.
+  // Null: the recipe computes in float32 (an FMA chain, no tensor core).
+  const Format* forward = nullptr;
+  const Format* gradient = nullptr;
+  // Where a GEMM's result and the bias live (torch autocast: the low format;
+  // Transformer Engine under bf16 autocast: bf16). Null: float32.
+  const Format* activation = nullptr;
+  // Casts of GEMM operands: fp16/bf16 as torch (inf on overflow), FP8 as
+  // Transformer Engine (cuda_fp8.h's saturating conversion).
+  Policy operand_policy;
+  TensorScaling scaling = TensorScaling::none;
+  bool loss_scaling = false;  // torch GradScaler (fp16)
+};
+
+// Casts to the activation format: torch's, to nearest even, inf on overflow,
+// NVIDIA's NaN.
+Policy activation_policy();
+
+// Knobs the recipes share, with torch's and Transformer Engine's defaults.
+struct RecipeOptions {
+  GradScalerConfig scaler;  // init 2^16, growth 2, backoff 0.5, interval 2000
+  int amax_history = 1024;
+  AmaxCompute amax_compute = AmaxCompute::max;
+  int margin = 0;
+};
+
+// fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current (both HYBRID:
+// e4m3 forward, e5m2 gradients), mxfp8 (e4m3 everywhere, TE's default).
+std::span<const std::string_view> recipe_names();
+std::optional<Recipe> find_recipe(std::string_view name);
+
+// The tensor-core model `--gpu` names: ampere, ada, hopper (wgmma, which has
+// the FP8 instructions), blackwell or exact. Null for another name.
+const TensorCoreModel* gpu_model(std::string_view gpu);
+// Whether `model` runs the recipe's GEMMs; else the reason it does not.
+std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model);
+std::span<const std::string_view> gpu_names();
+
+}  // namespace fmtcheck::train

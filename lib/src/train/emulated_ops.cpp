@@ -1,0 +1,117 @@
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+#include "fmtcheck/batch/convert_batch.hpp"
+#include "fmtcheck/core/convert.hpp"
+#include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/tensor_core/gemm.hpp"
+#include "fmtcheck/train/exact_math.hpp"
+#include "fmtcheck/train/tensor_ops.hpp"
+
+namespace fmtcheck::train {
+namespace {
+
+std::vector<std::uint32_t> reencode(std::span<const std::uint32_t> bits, const Format& from, const Format& to) {
+  std::vector<std::uint32_t> out(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) out[i] = static_cast<std::uint32_t>(convert_bits(bits[i], from, to).bits);
+  return out;
+}
+
+// Element values times their block's power of two, as tf32 (float32) bits:
+// an FP8 significand scaled by 2^-127 .. 2^127 is exact there.
+std::vector<std::uint32_t> dequantize_mx(const Operand& x) {
+  std::vector<std::uint32_t> out(x.bits.size());
+  for (std::size_t i = 0; i < x.bits.size(); ++i) {
+    const double v = std::ldexp(to_double(*x.format, x.bits[i]), static_cast<int>(x.block_scales[i / mx_block]) - 127);
+    out[i] = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> EmulatedOps::cast(const Format& to, const Policy& policy, std::span<const float> x,
+                                             FlagCounts& counts) {
+  // convert_batch writes elements of the format's own width.
+  auto widen = [&](auto element) {
+    std::vector<decltype(element)> narrow(x.size());
+    counts += convert_batch(x, to, policy, std::span<decltype(element)>(narrow));
+    return std::vector<std::uint32_t>(narrow.begin(), narrow.end());
+  };
+  switch (to.storage_bits) {
+    case 8: return widen(std::uint8_t{});
+    case 16: return widen(std::uint16_t{});
+    case 32: return widen(std::uint32_t{});
+    default: throw std::invalid_argument("cast: " + to.name + " does not fit 32 bits");
+  }
+}
+
+std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operand& b, std::size_t m, std::size_t n,
+                                                  std::size_t k) {
+  if (k % mx_block != 0 || a.block_scales.size() != m * k / mx_block || b.block_scales.size() != n * k / mx_block ||
+      *a.format != *b.format) {
+    throw std::invalid_argument("gemm: MX operands need k a multiple of 32, one scale per block and one element format");
+  }
+  std::vector<float> d(m * n);
+  if (model_.name == "exact") {
+    GemmConfig config;
+    config.model = *model_.for_input(formats::tf32);
+    config.input = formats::tf32;
+    config.threads = 1;
+    const std::vector<float> zero(m * n, 0.0f);
+    fmtcheck::gemm(config, m, n, k, dequantize_mx(a), transpose<std::uint32_t>(dequantize_mx(b), n, k), zero, d);
+    return d;
+  }
+  if (model_.name != "blackwell") throw std::invalid_argument("tensor-core model '" + model_.name + "' has no MX instruction");
+  std::vector<std::uint64_t> a64(a.bits.begin(), a.bits.end()), b64(b.bits.begin(), b.bits.end());
+  std::vector<std::uint64_t> sa(a.block_scales.begin(), a.block_scales.end()), sb(b.block_scales.begin(), b.block_scales.end());
+  const std::size_t blocks = k / mx_block;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      std::uint64_t c = 0;  // +0
+      for (std::size_t q = 0; q < blocks; ++q) {
+        c = block_scaled_dot_product_add(blackwell_mxf8f6f4, *a.format,
+                                         std::span(a64).subspan(i * k + q * mx_block, mx_block),
+                                         std::span(b64).subspan(j * k + q * mx_block, mx_block), formats::e8m0,
+                                         std::span(sa).subspan(i * blocks + q, 1), std::span(sb).subspan(j * blocks + q, 1), c)
+                .bits;
+      }
+      d[i * n + j] = std::bit_cast<float>(static_cast<std::uint32_t>(c));
+    }
+  }
+  return d;
+}
+
+std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k) {
+  if (a.bits.size() != m * k || b.bits.size() != n * k) throw std::invalid_argument("gemm: operand sizes do not match");
+  if (!a.block_scales.empty() || !b.block_scales.empty()) return gemm_block_scaled(a, b, m, n, k);
+  const auto dot = model_.for_input(*a.format);
+  if (!dot || !model_.for_input(*b.format)) {
+    throw std::invalid_argument("tensor-core model '" + model_.name + "' has no " + a.format->name + " x " +
+                                b.format->name + " instruction");
+  }
+  GemmConfig config;
+  config.model = *dot;
+  config.scale_a = a.scale_inv;
+  config.scale_b = b.scale_inv;
+  config.threads = 1;  // small matrices: threads cost more than they save
+  std::vector<std::uint32_t> a_bits(a.bits.begin(), a.bits.end());
+  std::vector<std::uint32_t> b_rows = transpose(b.bits, n, k);  // gemm() takes B as k×n
+  if (*a.format == *b.format) {
+    config.input = *a.format;
+  } else {
+    if (a.format->storage_bits != 8 || b.format->storage_bits != 8) {
+      throw std::invalid_argument("gemm: mixed operand formats must both be FP8");
+    }
+    config.input = formats::fp16;  // holds every e4m3 and e5m2 value exactly
+    a_bits = reencode(a_bits, *a.format, formats::fp16);
+    b_rows = reencode(b_rows, *b.format, formats::fp16);
+  }
+  const std::vector<float> zero(m * n, 0.0f);
+  std::vector<float> d(m * n);
+  fmtcheck::gemm(config, m, n, k, a_bits, b_rows, zero, d);
+  return d;
+}
+
+}  // namespace fmtcheck::train

@@ -1,0 +1,63 @@
+#include "fmtcheck/train/recipe.hpp"
+
+#include <array>
+
+namespace fmtcheck::train {
+namespace {
+
+constexpr std::array<std::string_view, 6> names = {"fp32", "fp16", "bf16", "fp8-delayed", "fp8-current", "mxfp8"};
+constexpr std::array<std::string_view, 5> gpus = {"ampere", "ada", "hopper", "blackwell", "exact"};
+
+Policy nvidia(Overflow overflow) {
+  Policy p;
+  p.overflow = overflow;
+  p.nan = NanConvention::cuda;
+  return p;
+}
+
+}  // namespace
+
+Policy activation_policy() { return nvidia(Overflow::nosat); }
+
+std::span<const std::string_view> recipe_names() { return names; }
+std::span<const std::string_view> gpu_names() { return gpus; }
+
+std::optional<Recipe> find_recipe(std::string_view name) {
+  if (name == "fp32") return Recipe{"fp32", nullptr, nullptr, nullptr, nvidia(Overflow::nosat)};
+  if (name == "fp16") {
+    return Recipe{"fp16", &formats::fp16, &formats::fp16, &formats::fp16, nvidia(Overflow::nosat),
+                  TensorScaling::none, true};
+  }
+  if (name == "bf16") return Recipe{"bf16", &formats::bf16, &formats::bf16, &formats::bf16, nvidia(Overflow::nosat)};
+  // Transformer Engine's casts use cuda_fp8.h's saturating conversion.
+  if (name == "fp8-delayed" || name == "fp8-current") {
+    return Recipe{std::string(name), &formats::e4m3, &formats::e5m2, &formats::bf16, nvidia(Overflow::sat),
+                  name == "fp8-delayed" ? TensorScaling::delayed : TensorScaling::current};
+  }
+  if (name == "mxfp8") {
+    return Recipe{"mxfp8", &formats::e4m3, &formats::e4m3, &formats::bf16, nvidia(Overflow::sat), TensorScaling::mx};
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model) {
+  if (recipe.scaling == TensorScaling::mx && model.name != "blackwell" && model.name != "exact") {
+    return "recipe " + recipe.name + " needs MX (block-scaled) tensor cores: --gpu blackwell or exact";
+  }
+  for (const Format* f : {recipe.forward, recipe.gradient}) {
+    if (f != nullptr && !model.for_input(*f)) {
+      return "recipe " + recipe.name + " needs " + f->name + " tensor cores, which " + model.name + " lacks";
+    }
+  }
+  return std::nullopt;
+}
+
+const TensorCoreModel* gpu_model(std::string_view gpu) {
+  if (gpu == "hopper") return find_tensor_core_model("hopper-wgmma");
+  for (const std::string_view g : gpus) {
+    if (g == gpu) return find_tensor_core_model(gpu);
+  }
+  return nullptr;
+}
+
+}  // namespace fmtcheck::train

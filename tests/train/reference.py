@@ -1,0 +1,497 @@
+"""An independent reference of `fmtcheck train` in numpy + ml_dtypes.
+
+It shares no code with the C++ emulator: casts are ml_dtypes' and numpy's,
+the tensor-core GEMM under the `exact` model is an exact integer sum of
+products rounded once (Python integers and fractions), float32 FMA is a
+round-to-odd double sum rounded to float32, and exp/log are computed to 60
+digits with `decimal` and rounded once. The model, the order of every
+float32 operation and the recipes follow the definitions in
+lib/include/fmtcheck/train/*.hpp and docs/training.md.
+"""
+import collections
+import decimal
+import fractions
+import gzip
+import math
+
+import ml_dtypes
+import numpy as np
+
+F32 = np.float32
+F64 = np.float64
+np.seterr(all="ignore")  # overflow to inf and NaN are outcomes the tests compare, not errors
+
+# --- exact rounding -------------------------------------------------------
+
+
+def round_rational_f32(num, den):
+    """num/den (den > 0) rounded once to float32, nearest even."""
+    if num == 0:
+        return F32(0.0)
+    sign = -1.0 if num < 0 else 1.0
+    num = abs(num)
+    e = num.bit_length() - den.bit_length()
+    if (num << max(0, -e)) < (den << max(0, e)):
+        e -= 1
+    q = max(e - 23, -149)
+    n2, d2 = (num, den << q) if q >= 0 else (num << -q, den)
+    r, rem = divmod(n2, d2)
+    if 2 * rem > d2 or (2 * rem == d2 and r & 1):
+        r += 1
+    if r * 2.0 ** q >= 2.0 ** 128:
+        return F32(sign * math.inf)
+    return F32(sign * math.ldexp(r, q))
+
+
+decimal.getcontext().prec = 60
+
+
+def _round_decimal(d):
+    f = fractions.Fraction(d)
+    return round_rational_f32(f.numerator, f.denominator)
+
+
+def _correctly_rounded(x, fast, exact):
+    """fast(x) in float64 (numpy's, error below an ulp) rounded to float32,
+    except where that double lies within 4 ulps of a float32 midpoint or
+    outside float32's normal range: there, 60 decimal digits."""
+    x = np.asarray(x, dtype=F32)
+    y = fast(x.astype(F64))
+    low = y.view(np.int64) & ((1 << 29) - 1)
+    doubtful = (np.abs(low - (1 << 28)) <= 4) | ~(np.abs(y) >= np.finfo(F32).tiny) | ~(np.abs(y) <= np.finfo(F32).max)
+    out = y.astype(F32)
+    for idx in zip(*np.nonzero(doubtful)):
+        v = float(x[idx])
+        if np.isfinite(v) and (fast is np.exp or v > 0):  # log's other inputs give 0, -inf or NaN exactly
+            out[idx] = _round_decimal(exact(decimal.Decimal(v)))
+    return out
+
+
+def exp32(x):
+    return _correctly_rounded(x, np.exp, lambda d: d.exp())
+
+
+def log32(x):
+    return _correctly_rounded(x, np.log, lambda d: d.ln())
+
+
+def fma32(a, b, c):
+    """float32 fma: the exact double product plus c, rounded to odd in double, then to float32."""
+    p = a.astype(F64) * b.astype(F64)
+    c64 = c.astype(F64)
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    fix = (err != 0) & ((s.view(np.int64) & 1) == 0)
+    s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    return s.astype(F32)
+
+
+def matmul_fma(a, b):
+    """a (m×k) · bᵀ (b n×k): acc = fma(a_k, b_k, acc) for k in order."""
+    acc = np.zeros((a.shape[0], b.shape[0]), dtype=F32)
+    for p in range(a.shape[1]):
+        acc = fma32(a[:, p][:, None], b[:, p][None, :], acc)
+    return acc
+
+
+def column_sums(x):
+    s = np.zeros(x.shape[1], dtype=F32)
+    for row in x:
+        s = s + row
+    return s
+
+
+def _exact_sums_f32(terms):
+    """The exact sum of each row of float64 terms (each term exact) rounded
+    once to float32. math.fsum gives the sum rounded to double; that rounds
+    to the same float32 unless it is itself a float32 midpoint (a float32
+    midpoint is a double, so the exact sum cannot cross one without landing
+    on it). On a midpoint, the sign of the exact remainder (fsum of the terms
+    and -d, correctly rounded, so zero only when it is zero) decides."""
+    rows = terms.tolist()
+    d = np.array([math.fsum(r) for r in rows], dtype=F64)
+    f = d.astype(F32)
+    g = np.nextafter(f, np.where(d > f, F32(np.inf), F32(-np.inf)).astype(F32))
+    tie = np.isfinite(d) & (f.astype(F64) != d) & (f.astype(F64) + g.astype(F64) == 2.0 * d)
+    for i in np.nonzero(tie)[0]:
+        remainder = math.fsum(rows[i] + [-d[i]])
+        if remainder != 0:  # else a true tie, which numpy rounded to even
+            f[i] = max(f[i], g[i]) if remainder > 0 else min(f[i], g[i])
+    return f
+
+
+def gemm_exact(a, b, scale):
+    """(scale) · a·bᵀ under the `exact` tensor-core model: the exact sum of
+    products (each exact in double) rounded once to float32, then multiplied
+    by the float32 scale with one rounding (the epilogue's fma with C = 0).
+    Any NaN, inf·0 or inf - inf gives NaN, else an infinite term its infinity."""
+    a, b = np.asarray(a, dtype=F64), np.asarray(b, dtype=F64)
+    terms = a[:, None, :] * b[None, :, :]  # m × n × k
+    finite = np.isfinite(terms).all(axis=2)
+    totals = _exact_sums_f32(np.where(finite[:, :, None], terms, 0).reshape(-1, a.shape[1])).reshape(finite.shape)
+    for i, j in zip(*np.nonzero(~finite)):
+        row = terms[i, j]
+        infinite = row[np.isinf(row)]
+        if np.isnan(row).any() or (infinite > 0).any() and (infinite < 0).any():
+            totals[i, j] = F32(np.nan)
+        else:
+            totals[i, j] = F32(infinite[0])
+    return (totals.astype(F64) * float(scale)).astype(F32)
+
+
+# --- casts ----------------------------------------------------------------
+
+FORMATS = {
+    "fp16": (np.float16, 65504.0),
+    "bf16": (ml_dtypes.bfloat16, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
+    "e4m3": (ml_dtypes.float8_e4m3fn, 448.0),
+    "e5m2": (ml_dtypes.float8_e5m2, 57344.0),
+}
+
+
+class Stats:
+    def __init__(self):
+        self.amax = F32(0)
+        self.scale = F32(1)
+        self.underflowed = self.overflowed = self.flushed = self.saturated = 0
+
+
+def amax_of(x):
+    x = np.asarray(x, dtype=F32)
+    if np.isnan(x).any():
+        return F32(np.nan)
+    return F32(np.max(np.abs(x))) if x.size else F32(0)
+
+
+def cast(x, fmt, saturate, stats):
+    """x (float32) rounded to fmt; returns the values as float64; counts into stats."""
+    dtype, fmax = FORMATS[fmt]
+    x = np.asarray(x, dtype=F32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        unbounded = x.astype(dtype).astype(F64)
+        q = np.clip(x, -fmax, fmax).astype(dtype).astype(F64) if saturate else unbounded
+    finite = np.isfinite(x)
+    overflowed = finite & ~np.isfinite(unbounded)
+    if stats is not None:
+        stats.underflowed += int(np.sum(finite & (x != 0) & (q == 0)))
+        stats.overflowed += int(np.sum(overflowed))
+        stats.saturated += int(np.sum(overflowed | np.isinf(x))) if saturate else 0
+    return q
+
+
+def fp8_scale_from_amax(amax, fmax, margin, previous):
+    if not (amax > 0) or not np.isfinite(amax):
+        return previous
+    with np.errstate(over="ignore"):
+        s = (F32(fmax) / F32(amax)) / F32(2.0 ** margin)
+    return F32(np.finfo(F32).max) if np.isinf(s) else F32(s)
+
+
+class Delayed:
+    def __init__(self, fmax, history, margin):
+        self.fmax, self.history, self.margin = fmax, history, margin
+        self.scale = F32(1)
+        self.amaxes = collections.deque()
+
+    def update(self, amax):
+        self.amaxes.append(F32(amax))
+        while len(self.amaxes) > self.history:
+            self.amaxes.popleft()
+        window = self.amaxes[-1]
+        for a in self.amaxes:
+            window = F32(np.nan) if (np.isnan(a) or np.isnan(window)) else max(window, a)
+        self.scale = fp8_scale_from_amax(window, self.fmax, self.margin, self.scale)
+
+
+RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling, loss scaling
+    "fp32": (None, None, None, False, None, False),
+    "fp16": ("fp16", "fp16", "fp16", False, None, True),
+    "bf16": ("bf16", "bf16", "bf16", False, None, False),
+    "fp8-delayed": ("e4m3", "e5m2", "bf16", True, "delayed", False),
+    "fp8-current": ("e4m3", "e5m2", "bf16", True, "current", False),
+    "mxfp8": ("e4m3", "e4m3", "bf16", True, "mx", False),
+}
+
+
+def mx_exponent(amax, fmax):
+    """The smallest e with 2^e >= amax / fmax, within E8M0's -127..127; 0 for amax 0, inf or NaN."""
+    if not (amax > 0) or not np.isfinite(amax):
+        return 0
+    r = fractions.Fraction(float(amax)) / fractions.Fraction(fmax)
+    e = r.numerator.bit_length() - r.denominator.bit_length()
+    while fractions.Fraction(2) ** e < r:
+        e += 1
+    while fractions.Fraction(2) ** (e - 1) >= r:
+        e -= 1
+    return max(-127, min(127, e))
+
+
+class Autocast:
+    def __init__(self, recipe, history=1024, margin=0):
+        self.forward, self.gradient, self.activation, self.saturate, self.scaling, _ = RECIPES[recipe]
+        self.history, self.margin = history, margin
+        self.delayed = {}
+        self.step = {}
+
+    def float32(self):
+        return self.forward is None
+
+    def record(self, name):
+        assert name not in self.step
+        self.step[name] = Stats()
+        return self.step[name]
+
+    def operand(self, name, role, x):
+        fmt = self.forward if role == "forward" else self.gradient
+        s = self.record(name)
+        s.amax = amax_of(x)
+        fmax = FORMATS[fmt][1]
+        if self.scaling == "current":
+            s.scale = fp8_scale_from_amax(s.amax, fmax, self.margin, F32(1))
+        elif self.scaling == "delayed":
+            d = self.delayed.setdefault(name, Delayed(fmax, self.history, self.margin))
+            s.scale = d.scale
+            d.update(s.amax)
+        scale_inv = F32(1)
+        if self.scaling == "mx":
+            x = np.asarray(x, dtype=F32)
+            exponents = np.zeros(x.shape, dtype=np.int64)
+            for r in range(x.shape[0]):
+                for b in range(0, x.shape[1], 32):
+                    exponents[r, b:b + 32] = mx_exponent(amax_of(x[r, b:b + 32]), fmax)
+            elements = cast(np.ldexp(x, -exponents).astype(F32), fmt, True, s)
+            return np.ldexp(elements, exponents), scale_inv
+        if s.scale != F32(1):
+            x = (np.asarray(x, dtype=F32) * s.scale).astype(F32)
+            scale_inv = F32(1) / s.scale
+        return cast(x, fmt, self.saturate, s), scale_inv
+
+    def columnwise(self, name, role, rowwise, source):
+        """The operand transposed; MX casts the transposed source again along its rows."""
+        if self.scaling != "mx":
+            return T(rowwise)
+        return self.operand(name + ".t", role, np.ascontiguousarray(np.asarray(source).T))
+
+    def gemm(self, a, b):
+        (va, ia), (vb, ib) = a, b
+        return gemm_exact(va, vb, F32(ia * ib))
+
+    def to_activation(self, name, x):
+        if self.activation is None:
+            return x
+        s = None
+        if name:
+            s = self.step.setdefault(name, Stats())  # attention adds every sequence and head
+            amax = amax_of(x)
+            s.amax = F32(np.nan) if np.isnan(s.amax) or np.isnan(amax) else max(s.amax, amax)
+        return cast(x, self.activation, False, s).astype(F32)
+
+    def activation_matmul(self, name, a, b):
+        """a·bᵀ in the activation format (attention's GEMMs); an FMA chain in fp32."""
+        if self.activation is None:
+            return matmul_fma(np.asarray(a, dtype=F32), np.asarray(b, dtype=F32))
+        qa = cast(a, self.activation, False, None)
+        qb = cast(b, self.activation, False, None)
+        return self.to_activation(name, gemm_exact(qa, qb, F32(1)))
+
+
+def T(q):
+    return q[0].T, q[1]
+
+
+# --- model ------------------------------------------------------------------
+
+MASK = (1 << 64) - 1
+
+
+def splitmix64(seed, position):
+    z = (seed + (position + 1) * 0x9E3779B97F4A7C15) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+class Init:
+    def __init__(self, seed):
+        self.seed, self.position = seed, 0
+
+    def uniform(self, fan_in, count):
+        bound = float(F32(1) / np.sqrt(F32(fan_in)))
+        out = np.empty(count, dtype=F32)
+        for i in range(count):
+            u = (splitmix64(self.seed, self.position) >> 11) * 2.0 ** -53
+            self.position += 1
+            out[i] = F32((2.0 * u - 1.0) * bound)
+        return out
+
+
+class Linear:
+    def __init__(self, name, n_in, n_out, init):
+        self.name, self.n_in, self.n_out = name, n_in, n_out
+        self.w = init.uniform(n_in, n_out * n_in).reshape(n_out, n_in)
+        self.b = init.uniform(n_in, n_out)
+
+    def forward(self, ac, x):
+        self.x = x
+        if ac.float32():
+            y = matmul_fma(x, self.w)
+            b = self.b
+        else:
+            self.qx = ac.operand(self.name + ".input", "forward", x)
+            self.qw = ac.operand(self.name + ".weight", "forward", self.w)
+            y = ac.gemm(self.qx, self.qw)
+            b = ac.to_activation("", self.b)
+        y = (y + b[None, :]).astype(F32)
+        return ac.to_activation(self.name + ".output", y)
+
+    def backward(self, ac, dy, want_dx):
+        dx = None
+        if ac.float32():
+            if want_dx:
+                dx = matmul_fma(dy, self.w.T)
+            self.gw = matmul_fma(dy.T, self.x.T)
+            self.gb = column_sums(dy)
+            return dx
+        qdy = ac.operand(self.name + ".grad_output", "gradient", dy)
+        if want_dx:
+            w_t = ac.columnwise(self.name + ".weight", "forward", self.qw, self.w)
+            dx = ac.to_activation(self.name + ".grad_input", ac.gemm(qdy, w_t))
+        dy_t = ac.columnwise(self.name + ".grad_output", "gradient", qdy, dy)
+        x_t = ac.columnwise(self.name + ".input", "forward", self.qx, self.x)
+        self.gw = ac.to_activation(self.name + ".grad_weight", ac.gemm(dy_t, x_t))
+        self.gb = ac.to_activation(self.name + ".grad_bias", column_sums(dy))
+        return dx
+
+
+def relu(x):
+    return np.where(x > 0, x, F32(0)).astype(F32)
+
+
+def softmax_cross_entropy(logits, labels, loss_scale):
+    rows, classes = logits.shape
+    top = logits.max(axis=1)
+    correct = int(np.sum(np.argmax(logits, axis=1) == labels))
+    shifted = (logits - top[:, None]).astype(F32)
+    s = np.zeros(rows, dtype=F32)
+    for c in range(classes):
+        s = s + exp32(shifted[:, c])
+    logp = (shifted - log32(s)[:, None]).astype(F32)
+    total = F32(0)
+    for i in range(rows):
+        total = F32(total + (-logp[i, labels[i]]))
+    g = F32(loss_scale) / F32(rows)
+    grad = (exp32(logp) * g).astype(F32)
+    grad[np.arange(rows), labels] = grad[np.arange(rows), labels] - g
+    return F32(total / F32(rows)), grad, correct
+
+
+class Mlp:
+    def __init__(self, seed):
+        init = Init(seed)
+        self.fc1 = Linear("fc1", 64, 32, init)
+        self.fc2 = Linear("fc2", 32, 10, init)
+
+    def params(self):
+        return [(self.fc1, "w"), (self.fc1, "b"), (self.fc2, "w"), (self.fc2, "b")]
+
+    def forward_backward(self, ac, x, labels, loss_scale):
+        z = self.fc1.forward(ac, x)
+        logits = self.fc2.forward(ac, relu(z))
+        loss, grad, _ = softmax_cross_entropy(logits, labels, loss_scale)
+        dlogits = ac.to_activation("logits.grad", grad)
+        da = self.fc2.backward(ac, dlogits, True)
+        self.fc1.backward(ac, np.where(z > 0, da, F32(0)).astype(F32), False)
+        return loss
+
+    def evaluate(self, x, labels):
+        ac = Autocast("fp32")
+        logits = self.fc2.forward(ac, relu(self.fc1.forward(ac, x)))
+        loss, _, correct = softmax_cross_entropy(logits, labels, F32(1))
+        return loss, correct / len(labels)
+
+
+class GradScaler:
+    def __init__(self, init=65536.0, growth=2.0, backoff=0.5, interval=2000):
+        self.scale, self.growth, self.backoff, self.interval, self.tracker = init, growth, backoff, interval, 0
+
+    def update(self, found_inf):
+        if found_inf:
+            self.scale *= self.backoff
+            self.tracker = 0
+            return True
+        self.tracker += 1
+        if self.tracker == self.interval:
+            self.scale *= self.growth
+            self.tracker = 0
+        return False
+
+
+def read_digits(path):
+    rows = [list(map(int, line.split(","))) for line in gzip.open(path, "rt").read().splitlines() if line]
+    data = np.array(rows)
+    return (data[:, :64].astype(F32) / F32(16)).astype(F32), data[:, 64]
+
+
+def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_scale=65536.0,
+          growth_interval=2000, train_images=1500, optimizer="sgd", clip=0.0,
+          beta1=0.9, beta2=0.999, eps=1e-8):
+    """Yields one dict per step, then the evaluation as a final dict."""
+    pixels, labels = read_digits(data_path)
+    tx, ty = pixels[:train_images], labels[:train_images]
+    model = Mlp(seed)
+    ac = Autocast(recipe)
+    scaler = GradScaler(init_scale, interval=growth_interval) if RECIPES[recipe][5] else None
+    buffers = {}
+    updates = 0
+    for step in range(steps):
+        ac.step = {}
+        idx = [(step * batch + i) % train_images for i in range(batch)]
+        scale = F32(scaler.scale) if scaler else F32(1)
+        loss = model.forward_backward(ac, tx[idx], ty[idx], scale)
+        grads = {}
+        found_inf = False
+        inverse = F32(1.0 / scaler.scale) if scaler else None
+        for layer, kind in model.params():
+            g = layer.gw if kind == "w" else layer.gb
+            if scaler:
+                found_inf = found_inf or not np.isfinite(g).all()
+                g = (g * inverse).astype(F32)
+            grads[(layer.name, kind)] = g
+        total = F32(0)
+        for g in grads.values():
+            for v in g.ravel():
+                total = F32(total + F32(v * v))
+        norm = np.sqrt(total)
+        skipped = scaler.update(found_inf) if scaler else False
+        if not skipped and clip > 0:
+            coefficient = min(F32(clip) / F32(norm + F32(1e-6)), F32(1))
+            grads = {k: (g * coefficient).astype(F32) for k, g in grads.items()}
+        if not skipped:
+            updates += 1
+            c1 = 1.0 - float(F32(beta1)) ** updates
+            c2 = 1.0 - float(F32(beta2)) ** updates
+            step_size, c2_sqrt = F32(float(F32(lr)) / c1), F32(math.sqrt(c2))
+            for layer, kind in model.params():
+                g = grads[(layer.name, kind)]
+                key = (layer.name, kind)
+                p = layer.w if kind == "w" else layer.b
+                if optimizer == "sgd":
+                    buf = g.copy() if updates == 1 else (buffers[key] * F32(momentum) + g).astype(F32)
+                    buffers[key] = buf
+                    p = (p - (F32(lr) * buf).astype(F32)).astype(F32)
+                else:
+                    m, v = buffers.get(key, (np.zeros_like(g), np.zeros_like(g)))
+                    m = (m + (F32(1) - F32(beta1)) * (g - m)).astype(F32)
+                    v = (v * F32(beta2) + (F32(1) - F32(beta2)) * (g * g)).astype(F32)
+                    buffers[key] = (m, v)
+                    denom = (np.sqrt(v) / c2_sqrt + F32(eps)).astype(F32)
+                    p = (p + (-step_size) * (m / denom)).astype(F32)
+                if kind == "w":
+                    layer.w = p
+                else:
+                    layer.b = p
+        yield {"step": step, "loss": loss, "grad_norm": norm, "loss_scale": scale, "skipped": skipped,
+               "tensors": ac.step}
+    loss, accuracy = model.evaluate(pixels[train_images:], labels[train_images:])
+    yield {"eval_loss": loss, "accuracy": accuracy}
