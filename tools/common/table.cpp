@@ -55,7 +55,12 @@ std::string Table::csv() const {
   };
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + field(cells[c]);
+    // Appended piece by piece: g++ 12 warns on "," + std::string&& with a
+    // false -Wrestrict inside std::string's insert.
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c != 0) out += ",";
+      out += field(cells[c]);
+    }
     out += "\n";
   };
   line(headers_);
