@@ -89,8 +89,9 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   // An e4m3 D takes a bf16 C (cuBLASLt's FP8 rule), unused with beta = 0.
   detail::DeviceBuffer<float> c(std::span<const float>(fp8_out ? std::vector<float>(m * n / 2 + 1, 0.0f) : c_columns));
   detail::DeviceBuffer<unsigned char> d(m * n * (fp8_out ? 1 : 4));
-  const float scales[3] = {g.scale_a, g.scale_b, g.scale_d};
-  detail::DeviceBuffer<float> scale(std::span<const float>(scales, 3));
+  // One allocation per scale: each pointer starts an allocation of its own.
+  detail::DeviceBuffer<float> scale_a(std::span<const float>(&g.scale_a, 1)), scale_b(std::span<const float>(&g.scale_b, 1)),
+      scale_d(std::span<const float>(&g.scale_d, 1));
   constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
   detail::DeviceBuffer<unsigned char> workspace(workspace_bytes);
 
@@ -103,9 +104,13 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   set(op.h, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "transb");
   if (g.fp8()) {
     set(op.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<std::int8_t>(g.fast_accum ? 1 : 0), "fast accum");
-    set(op.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale.get()), "A scale");
-    set(op.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale.get() + 1), "B scale");
-    if (fp8_out) set(op.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scale.get() + 2), "D scale");
+    // Scales of 1 are not passed: cuBLASLt then multiplies by nothing, and an
+    // H100's cuBLASLt 13.1 refused every FP8 matmul given scale pointers.
+    if (g.scale_a != 1.0f || g.scale_b != 1.0f) {
+      set(op.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(scale_a.get()), "A scale");
+      set(op.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(scale_b.get()), "B scale");
+    }
+    if (fp8_out && g.scale_d != 1.0f) set(op.h, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(scale_d.get()), "D scale");
   }
   using Layout = Handle<cublasLtMatrixLayout_t>;
   Layout la{api.MatrixLayoutDestroy}, lb{api.MatrixLayoutDestroy}, lc{api.MatrixLayoutDestroy},
@@ -121,27 +126,39 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
   check_lt(api.MatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
                                             sizeof(workspace_bytes)),
            "workspace");
-  cublasLtMatmulHeuristicResult_t found{};
+  // Up to 16 candidate algorithms, best first. K is summed in order within one
+  // kernel only without split-K: the first candidate that runs with one
+  // slice is used; when none does, the first that runs as cuBLASLt
+  // configured it (and split_k says so). Some candidates pass
+  // MatmulAlgoCheck and are still refused by Matmul (seen for FP8 on an H100).
+  constexpr int wanted = 16;
+  cublasLtMatmulHeuristicResult_t found[wanted] = {};
   int count = 0;
-  check_lt(api.MatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, 1, &found, &count), "heuristic");
+  check_lt(api.MatmulAlgoGetHeuristic(lt.h, op.h, la.h, lb.h, lc.h, ld.h, pref.h, wanted, found, &count), "heuristic");
   if (count == 0) throw std::runtime_error("cuBLASLt has no algorithm for " + g.name() + " on this GPU");
-  // K summed in order within one kernel: no split-K, unless the algorithm
-  // cuBLASLt chose cannot do without (then its own choice runs, and says so).
-  const cublasLtMatmulAlgo_t chosen = found.algo;
-  const std::int32_t one_slice = 1;
-  cublasLtMatmulHeuristicResult_t checked{};
-  if (api.MatmulAlgoConfigSetAttribute(&found.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice,
-                                       sizeof(one_slice)) != CUBLAS_STATUS_SUCCESS ||
-      api.MatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &found.algo, &checked) != CUBLAS_STATUS_SUCCESS) {
-    found.algo = chosen;
-    if (split_k) *split_k = "cuBLASLt's own split-K (switching it off was refused)";
-  } else if (split_k) {
-    *split_k = "split-K off";
-  }
   const float alpha = 1.0f, beta = fp8_out ? 0.0f : 1.0f;
-  check_lt(api.Matmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h,
-                      &found.algo, workspace.get(), workspace_bytes, nullptr),
-           "matmul");
+  const auto run = [&](const cublasLtMatmulAlgo_t& algo) {
+    return api.Matmul(lt.h, op.h, &alpha, a.get(), la.h, b.get(), lb.h, &beta, c.get(), lc.h, d.get(), ld.h, &algo,
+                      workspace.get(), workspace_bytes, nullptr);
+  };
+  const std::int32_t one_slice = 1;
+  cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < count && status != CUBLAS_STATUS_SUCCESS; ++i) {
+    cublasLtMatmulAlgo_t algo = found[i].algo;
+    cublasLtMatmulHeuristicResult_t checked{};
+    if (api.MatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one_slice, sizeof(one_slice)) ==
+            CUBLAS_STATUS_SUCCESS &&
+        api.MatmulAlgoCheck(lt.h, op.h, la.h, lb.h, lc.h, ld.h, &algo, &checked) == CUBLAS_STATUS_SUCCESS) {
+      status = run(algo);
+    }
+  }
+  if (status == CUBLAS_STATUS_SUCCESS) {
+    if (split_k) *split_k = "split-K off";
+  } else {
+    for (int i = 0; i < count && status != CUBLAS_STATUS_SUCCESS; ++i) status = run(found[i].algo);
+    if (split_k) *split_k = "cuBLASLt's own split-K (switching it off was refused)";
+  }
+  check_lt(status, "matmul");
   const std::vector<unsigned char> d_bytes = d.to_host();
   std::vector<std::uint32_t> out(m * n);
   for (std::size_t row = 0; row < m; ++row) {

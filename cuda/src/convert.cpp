@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "device_buffer.hpp"
+#include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/cuda/device.hpp"
 #include "kernel_ops.hpp"
 
@@ -62,6 +63,20 @@ Policy DeviceConversion::policy() const {
   p.overflow = target->specials == Specials::ieee && target->width() > 8 ? Overflow::nosat : Overflow::sat;
   p.nan = NanConvention::cuda;
   return p;
+}
+
+std::uint32_t expected_conversion(const DeviceConversion& conv, std::uint32_t x) {
+  const bool nan = (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0;
+  if (nan && *conv.target == formats::tf32 && conv.rounding == Rounding::rna) return x & ~0x1FFFu;
+  return static_cast<std::uint32_t>(convert_bits(x, formats::fp32, *conv.target, conv.policy()).bits);
+}
+
+std::uint32_t expected_widening(const Format& from, std::uint32_t bits) {
+  const bool moved = from == formats::bf16 || from == formats::tf32;  // no cvt: the register moves
+  if (moved && classify(from, bits) == ValueClass::nan) return from == formats::bf16 ? bits << 16 : bits;
+  Policy p;
+  p.nan = NanConvention::cuda;
+  return static_cast<std::uint32_t>(convert_bits(bits, from, formats::fp32, p).bits);
 }
 
 std::span<const DeviceConversion> device_conversions() { return table(); }

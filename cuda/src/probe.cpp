@@ -345,32 +345,50 @@ std::vector<ParameterRow> compare_with_model(const ProbeTarget& target, const In
   auto add = [&](std::string name, std::string inferred, std::string expected, bool agrees) {
     rows.push_back({std::move(name), std::move(inferred), std::move(expected), agrees});
   };
-  const bool model_whole = model.block_size == DotModel::whole_k;
-  add("block size L", found.block_covers_k ? fmt::format(">= {} (K)", target.k) : std::to_string(found.block_size),
-      model_whole ? "all K" : std::to_string(model.block_size),
-      found.block_covers_k ? model_whole || model.block_size >= target.k : model.block_size == found.block_size);
+  const auto block_text = [&](const InferredArithmetic& x) {
+    return x.block_covers_k ? fmt::format(">= {} (K)", target.k) : std::to_string(x.block_size);
+  };
+  const auto alignment_text = [](const InferredArithmetic& x) {
+    return x.alignment_exact ? fmt::format(">= {} (nothing cut)", x.fraction_bits) : std::to_string(x.fraction_bits);
+  };
+  const auto bits_text = [](const InferredArithmetic& x) {
+    return (x.output_bits_bound ? ">= " : "") + std::to_string(x.output_fraction_bits);
+  };
+  if (model.structure != DotStructure::fused) {
+    // A model that is not one fused block (FP8 mma.sync through fp16 blocks)
+    // has no single L and F: the probes must find on the hardware what they
+    // find on the model.
+    const InferredArithmetic& m = model_specials;
+    add("block size L", block_text(found), block_text(m), block_text(found) == block_text(m));
+    add("alignment bits F", alignment_text(found), alignment_text(m), alignment_text(found) == alignment_text(m));
+    add("output fraction bits", bits_text(found), bits_text(m), bits_text(found) == bits_text(m));
+    add("output rounding", rounding_name(found.output_rounding), rounding_name(m.output_rounding),
+        found.output_rounding == m.output_rounding);
+    add("zero terms set e_max", yes_no(found.zero_terms_align), yes_no(m.zero_terms_align),
+        found.zero_terms_align == m.zero_terms_align);
+  } else {
+    const bool model_whole = model.block_size == DotModel::whole_k;
+    add("block size L", block_text(found), model_whole ? "all K" : std::to_string(model.block_size),
+        found.block_covers_k ? model_whole || model.block_size >= target.k : model.block_size == found.block_size);
 
-  const bool model_exact = model.fraction_bits == DotModel::exact_alignment;
-  add("alignment bits F",
-      found.alignment_exact ? fmt::format(">= {} (nothing cut)", found.fraction_bits)
-                            : std::to_string(found.fraction_bits),
-      model_exact ? "exact" : std::to_string(model.fraction_bits),
-      found.alignment_exact ? model_exact || model.fraction_bits >= found.fraction_bits
-                            : model.fraction_bits == found.fraction_bits);
+    const bool model_exact = model.fraction_bits == DotModel::exact_alignment;
+    add("alignment bits F", alignment_text(found), model_exact ? "exact" : std::to_string(model.fraction_bits),
+        found.alignment_exact ? model_exact || model.fraction_bits >= found.fraction_bits
+                              : model.fraction_bits == found.fraction_bits);
 
-  const bool fp32 = target.output == formats::fp32;
-  const int model_bits = fp32 ? model.fp32_fraction_bits : target.output.mantissa_bits;
-  add("output fraction bits",
-      (found.output_bits_bound ? ">= " : "") + std::to_string(found.output_fraction_bits), std::to_string(model_bits),
-      found.output_bits_bound ? model_bits >= found.output_fraction_bits : model_bits == found.output_fraction_bits);
+    const bool fp32 = target.output == formats::fp32;
+    const int model_bits = fp32 ? model.fp32_fraction_bits : target.output.mantissa_bits;
+    add("output fraction bits", bits_text(found), std::to_string(model_bits),
+        found.output_bits_bound ? model_bits >= found.output_fraction_bits : model_bits == found.output_fraction_bits);
 
-  const Rounding model_rounding = fp32 ? model.fp32_rounding : model.fp16_rounding;
-  add("output rounding", rounding_name(found.output_rounding), std::string(to_string(model_rounding)),
-      found.output_rounding == model_rounding);
+    const Rounding model_rounding = fp32 ? model.fp32_rounding : model.fp16_rounding;
+    add("output rounding", rounding_name(found.output_rounding), std::string(to_string(model_rounding)),
+        found.output_rounding == model_rounding);
 
-  // fmtcheck's model never lets a zero product set e_max.
-  add("zero terms set e_max", yes_no(found.zero_terms_align), "no",
-      !found.zero_terms_align.has_value() || !*found.zero_terms_align);
+    // fmtcheck's model never lets a zero product set e_max.
+    add("zero terms set e_max", yes_no(found.zero_terms_align), "no",
+        !found.zero_terms_align.has_value() || !*found.zero_terms_align);
+  }
   if (target.input == formats::tf32) {
     add("tf32 operand low bits", found.tf32_operands_rounded ? (*found.tf32_operands_rounded ? "rounded" : "cut")
                                                              : "neither",

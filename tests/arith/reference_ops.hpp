@@ -1,7 +1,7 @@
 // IEEE 754 operations on the exact reference (reference.hpp): operands are a
 // format's codes, the exact result is formed with Boost integers and rounded
 // by the reference table. Special cases are written from the standard
-// (§6.1-§6.3, §7.2-§7.3), independently of lib/src/arith_*.cpp.
+// (§6.1-§6.3, §7.2-§7.3), independently of lib/src/arith/.
 #pragma once
 
 #include <boost/multiprecision/integer.hpp>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8's analyze target, measured: `fmtcheck analyze` of a 1 GiB float32
+# The analyze target (within 2x a read), measured: `fmtcheck analyze` of a 1 GiB float32
 # .npy against the default 4 formats, as a ratio to reading the same file
 # once, cold (O_DIRECT, bypassing the page cache) and warm (cat from the page
 # cache). Not part of ctest: it writes a 1 GiB file and takes a minute.

@@ -58,6 +58,18 @@ BENCHMARK(BM_gemm_hopper_e4m3)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_gemm_hopper_e4m3_promote128)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_bf16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The structures that are not one fused block run dot_product_add per
+// chunk: FP8 mma.sync through fp16 blocks, AMD CDNA3 and CDNA2; beside the
+// fused kernel on the same size, one thread each.
+void BM_gemm_fused_e4m3_one_thread(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0, 1); }
+void BM_gemm_fp16_groups_e4m3_one_thread(benchmark::State& s) { gemm_square(s, "hopper", formats::e4m3, 0, 1); }
+void BM_gemm_mi300x_fp16_one_thread(benchmark::State& s) { gemm_square(s, "mi300x", formats::fp16, 0, 1); }
+void BM_gemm_mi250_fp16_one_thread(benchmark::State& s) { gemm_square(s, "mi250", formats::fp16, 0, 1); }
+BENCHMARK(BM_gemm_fused_e4m3_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_fp16_groups_e4m3_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_mi300x_fp16_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_mi250_fp16_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The reference path: one 32-long FP8 dot product through dot_product_add.
 void BM_reference_dot_e4m3(benchmark::State& state) {
   const DotModel m = *find_tensor_core_model("hopper-wgmma")->for_input(formats::e4m3);

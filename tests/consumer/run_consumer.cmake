@@ -10,6 +10,21 @@ endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
 step(install ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+
+# The installed headers are the public ones, all of them and nothing else.
+file(GLOB_RECURSE installed RELATIVE ${WORK_DIR}/prefix/include ${WORK_DIR}/prefix/include/*)
+file(GLOB_RECURSE public RELATIVE ${PUBLIC_INCLUDE_DIR} ${PUBLIC_INCLUDE_DIR}/*)
+list(SORT installed)
+list(SORT public)
+if(NOT installed STREQUAL public)
+  set(extra ${installed})
+  list(REMOVE_ITEM extra ${public})
+  set(missing ${public})
+  list(REMOVE_ITEM missing ${installed})
+  message(FATAL_ERROR "installed headers differ from lib/include: not public: ${extra}; missing: ${missing}")
+endif()
+list(LENGTH installed header_count)
+message(STATUS "installed headers: ok (${header_count}, exactly lib/include's)")
 step(configure ${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
      -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 step(build ${CMAKE_COMMAND} --build ${WORK_DIR}/build)

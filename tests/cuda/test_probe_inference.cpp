@@ -64,8 +64,12 @@ void check_recovers(const DotModel& model, const ProbeTarget& t) {
 TEST_CASE("the probes recover every preset's parameters, fp32 and fp16 output") {
   for (const TensorCoreModel& m : tensor_core_models()) {
     for (const TensorCoreModel::Entry& e : m.entries) {
+      // A structure other than one fused block has no single L and F to
+      // recover (tests/tensor_core pins those by hand-built cases).
+      if (e.dot.structure != DotStructure::fused) continue;
       const Format input = format_from_string(e.input);
       for (const Format& out : {formats::fp32, formats::fp16}) {
+        if (out == formats::fp16 && !e.dot.writes_fp16) continue;
         CAPTURE(m.name);
         CAPTURE(e.input);
         CAPTURE(out.name);

@@ -6,9 +6,10 @@
 // check have_f16c() first.
 //
 // Why not MXCSR's flags: clearing them before every conversion (ldmxcsr)
-// made the exhaustive sweep about 20 times slower than the conversions
-// themselves; a one-off run comparing every input's MXCSR flags in all four
-// modes agreed with fmtcheck (tininess after rounding, as x86 detects it).
+// would make the exhaustive sweep about 20 times slower than the conversions
+// themselves. Compared once outside the suite, every input's MXCSR flags in
+// all four modes agree with fmtcheck (tininess after rounding, as x86
+// detects it).
 #pragma once
 
 #include <immintrin.h>

@@ -48,7 +48,8 @@ float reference_element(const GemmConfig& g, std::size_t n, std::size_t k, const
         av.push_back(a[i * k + q]);
         bv.push_back(b[q * n + j]);
       }
-      const std::uint64_t p = dot_product_add(g.model, g.input, av, bv, 0, g.accumulator).bits;
+      const std::uint64_t p =
+          dot_product_add(g.model, g.input, g.input_b.value_or(g.input), av, bv, 0, g.accumulator).bits;
       acc += static_cast<float>(to_double(g.accumulator, p));
     }
     total = s == 0 ? acc : total + acc;
@@ -63,7 +64,7 @@ bool same_bits(float x, float y) {
 
 void check_gemm(const GemmConfig& g, std::size_t m, std::size_t n, std::size_t k, bool specials, std::mt19937& rng) {
   const auto a = random_matrix(g.input, m * k, specials, rng);
-  const auto b = random_matrix(g.input, k * n, specials, rng);
+  const auto b = random_matrix(g.input_b.value_or(g.input), k * n, specials, rng);
   std::vector<float> c(m * n), d(m * n);
   std::normal_distribution<float> normal;
   for (float& x : c) x = normal(rng);
@@ -85,7 +86,8 @@ void check_gemm(const GemmConfig& g, std::size_t m, std::size_t n, std::size_t k
 TEST_CASE("gemm equals dot_product_add for every preset and input type") {
   std::mt19937 rng(20250101);
   for (const TensorCoreModel& model : tensor_core_models()) {
-    for (const Format* f : {&formats::fp16, &formats::bf16, &formats::tf32, &formats::e4m3, &formats::e5m2}) {
+    for (const Format* f : {&formats::fp16, &formats::bf16, &formats::tf32, &formats::e4m3, &formats::e5m2,
+                            &formats::e4m3fnuz, &formats::e5m2fnuz}) {
       const auto dot = model.for_input(*f);
       if (!dot) continue;
       CAPTURE(model.name);
@@ -112,6 +114,51 @@ TEST_CASE("gemm with fp16 accumulators equals dot_product_add chained through fp
       check_gemm(g, 5, 6, 77, false, rng);  // random fp16 bits: many sums overflow fp16 to infinity
     }
   }
+}
+
+TEST_CASE("gemm with E4M3 x E5M2 operands equals dot_product_add, with both accumulators") {
+  std::mt19937 rng(45);
+  for (const char* name : {"hopper-wgmma", "hopper", "blackwell-tcgen05"}) {
+    for (const Format* acc : {&formats::fp32, &formats::fp16}) {
+      CAPTURE(name);
+      CAPTURE(acc->name);
+      GemmConfig g;
+      g.model = *find_tensor_core_model(name)->for_inputs(formats::e4m3, formats::e5m2);
+      g.input = formats::e4m3;
+      g.input_b = formats::e5m2;
+      g.accumulator = *acc;
+      g.promote_every = 64;
+      check_gemm(g, 4, 5, 150, false, rng);
+    }
+  }
+}
+
+TEST_CASE("mixed operands: A is read as E4M3 and B as E5M2") {
+  // 0x3c is 1.5 in E4M3 and 1.0 in E5M2: D = 1.5 only if each side is read
+  // in its own format (2.25 if both were E4M3, 1.0 if both were E5M2).
+  const std::vector<std::uint32_t> a{0x3c}, b{0x3c};
+  const std::vector<float> c(1, 0.0f);
+  std::vector<float> d(1);
+  for (const char* name : {"hopper-wgmma", "hopper"}) {
+    CAPTURE(name);
+    GemmConfig g;
+    g.model = *find_tensor_core_model(name)->for_inputs(formats::e4m3, formats::e5m2);
+    g.input = formats::e4m3;
+    g.input_b = formats::e5m2;
+    gemm(g, 1, 1, 1, a, b, c, d);
+    CHECK(d[0] == 1.5f);
+  }
+}
+
+TEST_CASE("AMD matrix cores accumulate in fp32 only") {
+  GemmConfig g;
+  g.model = *find_tensor_core_model("mi300x")->for_input(formats::fp16);
+  g.input = formats::fp16;
+  g.accumulator = formats::fp16;
+  const std::vector<std::uint32_t> a(4), b(4);
+  const std::vector<float> c(1);
+  std::vector<float> d(1);
+  CHECK_THROWS_AS(gemm(g, 1, 1, 4, a, b, c, d), std::invalid_argument);
 }
 
 TEST_CASE("fp16 accumulators: each block's D is rounded to fp16 before the next block") {

@@ -117,7 +117,7 @@ TEST_CASE("block size: a tiny product survives only outside the block of 1 - 1")
                         Case{"ampere", &formats::tf32, 4}, Case{"hopper", &formats::bf16, 16},
                         Case{"hopper", &formats::tf32, 8}, Case{"hopper-wgmma", &formats::e5m2, 32},
                         Case{"blackwell", &formats::fp16, 16}, Case{"blackwell", &formats::tf32, 8},
-                        Case{"blackwell", &formats::e5m2, 32}, Case{"blackwell-rtx", &formats::bf16, 16}}) {
+                        Case{"blackwell-tcgen05", &formats::e5m2, 32}, Case{"blackwell-rtx", &formats::bf16, 16}}) {
     CAPTURE(c.model);
     CAPTURE(c.input->name);
     const DotModel model = preset(c.model, *c.input);
@@ -161,7 +161,7 @@ TEST_CASE("Blackwell: F = 25 for every type, FP8 included, and all 23 fraction b
   // MMA-Sim (arch_accum_fractional_bits, TCGen05MMASim) and Khattak &
   // Mikaitis (B200TC: neab = 2 for every input) give F = 25 with no 13-bit
   // FP8 output on B200 and RTX Blackwell.
-  for (const char* m : {"blackwell", "blackwell-rtx"}) {
+  for (const char* m : {"blackwell", "blackwell-tcgen05", "blackwell-rtx"}) {
     CAPTURE(m);
     // 1 + 4 * 2^-25 = 1 + 2^-23 survives at F = 25 ...
     CHECK(dot32(m, formats::fp16, {p2(-13), p2(-13), p2(-13), p2(-13)}, {p2(-12), p2(-12), p2(-12), p2(-12)}, 1.0f) ==
@@ -176,6 +176,38 @@ TEST_CASE("Blackwell: F = 25 for every type, FP8 included, and all 23 fraction b
     // fp32 output toward zero: 1 + 1.5 * 2^-24 gives 1 (nearest would give 1 + 2^-23).
     CHECK(dot32(m, formats::bf16, {p2(-12), p2(-13)}, {p2(-12), p2(-12)}, 1.0f) == 0x3f800000u);
   }
+}
+
+TEST_CASE("FP8 mma.sync on Hopper and Blackwell: two fp16 blocks by k mod 4, then C added to nearest") {
+  for (const char* m : {"hopper", "blackwell"}) {
+    CAPTURE(m);
+    const DotModel model = preset(m, formats::e5m2);
+    REQUIRE(model.structure == DotStructure::fp16_groups);
+    // 1*1 + (-1)*1 + 2^-14*2^-14 at position j: with k mod 4 in {0,1} the
+    // tiny product shares the first block with 1 - 1 and is cut below
+    // 2^-25 (+0); in the second block it meets C = +0 alone and survives.
+    for (int j = 2; j < 32; ++j) {
+      std::vector<double> a(32, 0.0), b(32, 0.0);
+      a[0] = 1, b[0] = 1, a[1] = -1, b[1] = 1, a[j] = p2(-14), b[j] = p2(-14);
+      std::vector<std::uint64_t> ab, bb;
+      for (std::size_t k = 0; k < 32; ++k) {
+        ab.push_back(convert(a[k], formats::e5m2).bits);
+        bb.push_back(convert(b[k], formats::e5m2).bits);
+      }
+      CAPTURE(j);
+      const std::uint64_t d = dot_product_add(model, formats::e5m2, ab, bb, 0, formats::fp32).bits;
+      CHECK(d == (j % 4 < 2 ? 0x00000000u : 0x31800000u));  // +0 or 2^-28
+    }
+    // The first block's result is the second's C: 2^-15*2^-15 = 2^-30 alone
+    // at k = 0, then 1 - 1 at k = 2, 3 with C = 2^-30, which is cut there:
+    // +0. The other order would give 2^-30 (0x30800000).
+    CHECK(dot32(m, formats::e5m2, {p2(-15), 0, 1, -1}, {p2(-15), 0, 1, 1}, 0.0f) == 0x00000000u);
+    // C is added last and rounded to nearest: 1 + 1.5 * 2^-24 gives
+    // 1 + 2^-23 (0x3f800001); fused with the products and truncated, as
+    // tcgen05 does, it gives 1.
+    CHECK(dot32(m, formats::e5m2, {1.5 * p2(-12)}, {p2(-12)}, 1.0f) == 0x3f800001u);
+  }
+  CHECK(dot32("blackwell-tcgen05", formats::e5m2, {1.5 * p2(-12)}, {p2(-12)}, 1.0f) == 0x3f800000u);
 }
 
 TEST_CASE("fp16 output rounds the truncated sum to nearest even, with no sticky bit") {

@@ -21,7 +21,7 @@ namespace {
 using boost::multiprecision::cpp_int;
 
 struct Options {
-  std::string models = "hopper-wgmma", type = "e4m3", ks = "64,256,1024,4096", dist = "normal", promote = "0";
+  std::string models = "hopper-wgmma", type = "e4m3", type_b, ks = "64,256,1024,4096", dist = "normal", promote = "0";
   std::string csv = "-", accumulator = "fp32";
   std::size_t m = 16, n = 16;
   unsigned seed = 1;
@@ -103,42 +103,48 @@ struct ErrorStats {
 
 int run(const Options& o) {
   const Format input = parse_format_option(o.type);
+  const Format input_b = o.type_b.empty() ? input : parse_format_option(o.type_b);
   if (o.dist != "normal" && o.dist != "uniform" && o.dist != "lognormal") {
     throw UsageError("bad --dist '" + o.dist + "': expected normal, uniform or lognormal");
   }
   const std::vector<std::size_t> ks = parse_sizes(o.ks, "--k", false);
   const std::vector<std::size_t> promotes = parse_sizes(o.promote, "--promote", true);
-  std::vector<std::pair<std::string, DotModel>> models;
-  for (const std::string& name : split(o.models)) {
-    const TensorCoreModel* m = find_tensor_core_model(name);
-    if (!m) throw UsageError("unknown --model '" + name + "' (see fmtcheck mma --help)");
-    const std::optional<DotModel> dot = m->for_input(input);
-    if (!dot) throw UsageError("model '" + name + "' has no published arithmetic for " + input.name + " inputs");
-    models.emplace_back(name, *dot);
-  }
-  if (models.empty()) throw UsageError("empty --model list");
-  if (o.m == 0 || o.n == 0) throw UsageError("--m and --n must be positive");
   if (o.accumulator != "fp32" && o.accumulator != "fp16") {
     throw UsageError("bad --accumulator '" + o.accumulator + "': expected fp32 or fp16");
   }
   const Format accumulator = o.accumulator == "fp32" ? formats::fp32 : formats::fp16;
+  const std::string types = input.name + (input_b == input ? "" : "x" + input_b.name);
+  std::vector<std::pair<std::string, DotModel>> models;
+  for (const std::string& name : split(o.models)) {
+    const TensorCoreModel* m = find_tensor_core_model(name);
+    if (!m) throw UsageError("unknown --model '" + name + "' (see fmtcheck mma --help)");
+    const std::optional<DotModel> dot = m->for_inputs(input, input_b);
+    if (!dot) throw UsageError("model '" + name + "' has no published arithmetic for " + types + " inputs");
+    if (accumulator != formats::fp32 && !dot->writes_fp16) {
+      throw UsageError("model '" + name + "' accumulates in fp32 only");
+    }
+    models.emplace_back(name, *dot);
+  }
+  if (models.empty()) throw UsageError("empty --model list");
+  if (o.m == 0 || o.n == 0) throw UsageError("--m and --n must be positive");
 
-  // Products of two inputs are integers once scaled by 2^(2*lsb_shift);
+  // Products of A and B are integers once scaled by 2^(lsb_a + lsb_b);
   // fp32 results once scaled by 2^149. One common scale covers both.
-  const int lsb_shift = input.mantissa_bits - input.min_exponent();  // 2^-lsb_shift: the smallest input step
-  const int scale = std::max(2 * lsb_shift, 149);
+  const int lsb_a = input.mantissa_bits - input.min_exponent();  // 2^-lsb_a: A's smallest step
+  const int lsb_b = input_b.mantissa_bits - input_b.min_exponent();
+  const int scale = std::max(lsb_a + lsb_b, 149);
 
   OutputFile out(o.csv);
   out.write("model,type,dist,promote,k,m,n,max_rel_error,mean_rel_error,bits_max,bits_mean,max_error_vs_abs_sum,bits_vs_abs_sum,accumulator\n");
   for (const std::size_t k : ks) {
     std::mt19937_64 rng(o.seed + k);
     const auto a = random_matrix(input, o.dist, o.m * k, rng);
-    const auto b = random_matrix(input, o.dist, k * o.n, rng);
+    const auto b = random_matrix(input_b, o.dist, k * o.n, rng);
     // The exact GEMM (C = 0), independent of every model.
     std::vector<cpp_int> exact(o.m * o.n), abs_sum(o.m * o.n);
     std::vector<cpp_int> ai(a.size()), bi(b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) ai[i] = scaled_integer(to_double(input, a[i]), lsb_shift);
-    for (std::size_t i = 0; i < b.size(); ++i) bi[i] = scaled_integer(to_double(input, b[i]), lsb_shift);
+    for (std::size_t i = 0; i < a.size(); ++i) ai[i] = scaled_integer(to_double(input, a[i]), lsb_a);
+    for (std::size_t i = 0; i < b.size(); ++i) bi[i] = scaled_integer(to_double(input_b, b[i]), lsb_b);
     for (std::size_t i = 0; i < o.m; ++i) {
       for (std::size_t j = 0; j < o.n; ++j) {
         cpp_int s = 0, s_abs = 0;
@@ -147,8 +153,8 @@ int run(const Options& o) {
           s += p;
           s_abs += boost::multiprecision::abs(p);
         }
-        exact[i * o.n + j] = s << (scale - 2 * lsb_shift);
-        abs_sum[i * o.n + j] = s_abs << (scale - 2 * lsb_shift);
+        exact[i * o.n + j] = s << (scale - lsb_a - lsb_b);
+        abs_sum[i * o.n + j] = s_abs << (scale - lsb_a - lsb_b);
       }
     }
     const std::vector<float> c(o.m * o.n, 0.0f);
@@ -158,6 +164,7 @@ int run(const Options& o) {
         GemmConfig g;
         g.model = dot;
         g.input = input;
+        g.input_b = input_b;
         g.accumulator = accumulator;
         g.promote_every = promote;
         gemm(g, o.m, o.n, k, a, b, c, d);
@@ -170,7 +177,7 @@ int run(const Options& o) {
         }
         const double mean = st.count ? st.sum / static_cast<double>(st.count) : 0.0;
         const auto bits = [](double e) { return e > 0 ? -std::log2(e) : INFINITY; };
-        out.write(fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.3f},{:.3f},{:.6g},{:.3f},{}\n", name, input.name,
+        out.write(fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.3f},{:.3f},{:.6g},{:.3f},{}\n", name, types,
                               o.dist, promote, k, o.m, o.n, st.max, mean, bits(st.max), bits(mean), st.max_abs,
                               bits(st.max_abs), accumulator.name));
       }
@@ -188,7 +195,9 @@ const bool registered = register_command({
       auto o = std::make_shared<Options>();
       sub.add_option("--model", o->models, "tensor-core models, comma-separated (see fmtcheck mma --help)")
           ->capture_default_str();
-      sub.add_option("--type", o->type, "input type: fp16, bf16, tf32, e4m3, e5m2")->capture_default_str();
+      sub.add_option("--type", o->type, "input type of A (and B): fp16, bf16, tf32, e4m3, e5m2, e4m3fnuz, e5m2fnuz")
+          ->capture_default_str();
+      sub.add_option("--type-b", o->type_b, "input type of B when it differs (e4m3 x e5m2; the CSV's type reads e4m3xe5m2)");
       sub.add_option("--k", o->ks, "K values, comma-separated")->capture_default_str();
       sub.add_option("--dist", o->dist, "entries: normal (0,1), uniform (-1,1) or lognormal (0,1, all positive)")
           ->capture_default_str();

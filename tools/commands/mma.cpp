@@ -66,18 +66,18 @@ std::uint64_t operand_bits(std::uint32_t f32, const Format& input) {
 // published files). C comes as float32 and is rounded to nearest even when the
 // output is fp16, as the authors' kernels did; zero_c ignores it (wgmma runs
 // with a zero accumulator).
-std::vector<std::uint32_t> run_cases(const DotModel& model, const Format& input, const Format& out, const Cases& cs,
-                                     bool zero_c) {
+std::vector<std::uint32_t> run_cases(const DotModel& model, const Format& input_a, const Format& input_b,
+                                     const Format& out, const Cases& cs, bool zero_c) {
   std::vector<std::uint32_t> d(cs.count());
   std::vector<std::uint64_t> a(cs.k), b(cs.k);
   for (std::size_t i = 0; i < cs.count(); ++i) {
     for (std::size_t j = 0; j < cs.k; ++j) {
-      a[j] = operand_bits(cs.a[i * cs.k + j], input);
-      b[j] = operand_bits(cs.b[i * cs.k + j], input);
+      a[j] = operand_bits(cs.a[i * cs.k + j], input_a);
+      b[j] = operand_bits(cs.b[i * cs.k + j], input_b);
     }
     const std::uint64_t c32 = zero_c ? 0 : cs.c[i];
     const std::uint64_t c = out == formats::fp32 ? c32 : convert_bits(c32, formats::fp32, out).bits;
-    const std::uint64_t r = dot_product_add(model, input, a, b, c, out).bits;
+    const std::uint64_t r = dot_product_add(model, input_a, input_b, a, b, c, out).bits;
     d[i] = static_cast<std::uint32_t>(out == formats::fp32 ? r : convert_bits(r, out, formats::fp32).bits);
   }
   return d;
@@ -96,9 +96,22 @@ Format output_or_throw(const std::string& text) {
   throw UsageError("bad --out '" + text + "': expected fp32 or fp16");
 }
 
+// "" for one fused block, else how the structure combines the products.
+std::string_view structure_name(DotStructure s) {
+  switch (s) {
+    case DotStructure::fused: return "";
+    case DotStructure::fp16_groups: return "k mod 4 in {0,1} then {2,3} as fp16 blocks, C added last (rne), ";
+    case DotStructure::pairwise: return "pairwise fp32 sums (rne), subnormals flushed, ";
+    case DotStructure::late_c: return "C added late, ";
+    case DotStructure::odd_even: return "even and odd k apart, C added late, ";
+  }
+  return "";
+}
+
 // "L=16, F=25, rtz to fp32": the parameters a result was computed with.
 std::string describe(const DotModel& m, const Format& out) {
-  const std::string block = m.block_size == DotModel::whole_k ? "all K" : fmt::format("L={}", m.block_size);
+  const std::string block = fmt::format("{}{}", structure_name(m.structure),
+                                        m.block_size == DotModel::whole_k ? "all K" : fmt::format("L={}", m.block_size));
   const std::string align = m.fraction_bits == DotModel::exact_alignment ? "exact" : fmt::format("F={}", m.fraction_bits);
   if (out == formats::fp16) return fmt::format("{}, {}, {} to fp16", block, align, to_string(m.fp16_rounding));
   return fmt::format("{}, {}, {} to fp32{}", block, align, to_string(m.fp32_rounding),
@@ -108,19 +121,24 @@ std::string describe(const DotModel& m, const Format& out) {
 // ---- fmtcheck mma --model --type --out --a --b [--c] -------------------------
 
 struct RunOptions {
-  std::string model, type, out = "fp32", a, b, c, d = "-";
+  std::string model, type, type_b, out = "fp32", a, b, c, d = "-";
   std::size_t k = 0;
 };
 
 int run_model(const RunOptions& o) {
   const TensorCoreModel& model = model_or_throw(o.model);
   const Format input = parse_format_option(o.type);
+  const Format input_b = o.type_b.empty() ? input : parse_format_option(o.type_b);
   const Format out = output_or_throw(o.out);
-  const std::optional<DotModel> dot = model.for_input(input);
-  if (!dot) throw UsageError("model '" + model.name + "' has no published arithmetic for " + input.name + " inputs");
+  const std::optional<DotModel> dot = model.for_inputs(input, input_b);
+  if (!dot) {
+    throw UsageError("model '" + model.name + "' has no published arithmetic for " + input.name +
+                     (input_b == input ? "" : " x " + input_b.name) + " inputs");
+  }
+  if (out != formats::fp32 && !dot->writes_fp16) throw UsageError("model '" + model.name + "' writes fp32 only");
   const Cases cs = load_cases(o.a, o.b, o.c, o.k);
   OutputFile file(o.d);
-  write_binary_lines(file, run_cases(*dot, input, out, cs, false));
+  write_binary_lines(file, run_cases(*dot, input, input_b, out, cs, false));
   file.commit();
   return 0;
 }
@@ -130,21 +148,17 @@ int run_model(const RunOptions& o) {
 // How the published data was measured for one input type and output: which
 // preset reproduces it, and whether C took part.
 struct Instruction {
-  std::string model;        // preset name; empty: no public model explains it
-  bool zero_c = false;      // wgmma runs were made with a zero accumulator
-  std::string unexplained;  // why there is no model
+  std::string model;    // preset name
+  bool zero_c = false;  // wgmma runs were made with a zero accumulator
 };
 
-// The instruction the data's README names per GPU, input type and output;
-// "blackwell" is B200's tcgen05.mma for every type (no Blackwell data is
-// published beside the others yet).
+// The instruction the data's README names per GPU, input type and output:
+// the architecture's preset (mma.sync and wmma), except H100's FP8 files
+// with fp32 output, which wgmma measured with a zero accumulator.
 Instruction instruction_for(const std::string& arch, const Format& input, const Format& out) {
   const bool fp8 = input == formats::e4m3 || input == formats::e5m2;
-  if (arch == "hopper" && fp8) {
-    if (out == formats::fp32) return {"hopper-wgmma", true, ""};
-    return {"", false, "mma.sync m16n8k32 with an fp16 accumulator: unexplained, no public model"};
-  }
-  return {arch, false, ""};
+  if (arch == "hopper" && fp8 && out == formats::fp32) return {"hopper-wgmma", true};
+  return {arch, false};
 }
 
 struct FolderFiles {
@@ -176,13 +190,22 @@ struct Tally {
   std::size_t matched = 0, cases = 0, files = 0;
 };
 
-int run_check(const std::string& dir, const std::string& arch, std::size_t show) {
+// --model names either an architecture (the published data: instruction_for
+// picks the instruction per file) or, with --preset or a name that is no
+// architecture, the one preset the data was measured on (fmtcheck's own
+// hardware runs under docs/hardware/): every file through it, C as measured.
+Instruction instruction_for_check(const std::string& model, bool preset, const Format& input, const Format& out) {
   static const std::vector<std::string> arches = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
-  if (std::find(arches.begin(), arches.end(), arch) == arches.end()) {
-    throw UsageError("bad --model '" + arch + "' for --check: expected volta, turing, ampere, ada, hopper or blackwell");
-  }
+  if (!preset && std::find(arches.begin(), arches.end(), model) != arches.end()) return instruction_for(model, input, out);
+  return {model, false};
+}
+
+int run_check(const std::string& dir, const std::string& arch, bool preset, std::size_t show) {
   if (!find_tensor_core_model(arch)) {
-    throw UsageError("no published tensor-core parameters for '" + arch + "' (see docs/tensor-core.md)");
+    std::string names;
+    for (const TensorCoreModel& m : tensor_core_models()) names += (names.empty() ? "" : ", ") + m.name;
+    throw UsageError("bad --model '" + arch + "' for --check: expected an architecture (volta, turing, ampere, ada, "
+                     "hopper, blackwell) or a preset (" + names + ")");
   }
   if (!fs::is_directory(dir)) throw UsageError("--check '" + dir + "' is not a folder");
   std::vector<fs::path> folders;
@@ -192,8 +215,7 @@ int run_check(const std::string& dir, const std::string& arch, std::size_t show)
   std::sort(folders.begin(), folders.end());
   if (folders.empty()) throw UsageError("--check '" + dir + "' has no per-type subfolders");
 
-  Tally checked, unexplained;
-  std::vector<std::string> unexplained_lines;
+  Tally checked;
   for (const fs::path& folder : folders) {
     std::string type = folder.filename().string();
     std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return std::tolower(ch); });
@@ -210,18 +232,10 @@ int run_check(const std::string& dir, const std::string& arch, std::size_t show)
         throw UsageError(fmt::format("'{}' holds {} results for {} cases", d_path, measured.size(), cs.count()));
       }
       const std::string label = fmt::format("{:<5} K={:<3} {} output", type, cs.k, out_name);
-      const Instruction ins = instruction_for(arch, input, out);
-      if (ins.model.empty()) {
-        unexplained.cases += cs.count();
-        ++unexplained.files;
-        unexplained_lines.push_back(
-            wrap(fmt::format("  {}: ", label), fmt::format("{} cases not compared ({})", cs.count(), ins.unexplained),
-                 terminal_width));
-        continue;
-      }
+      const Instruction ins = instruction_for_check(arch, preset, input, out);
       const std::optional<DotModel> dot = model_or_throw(ins.model).for_input(input);
       if (!dot) throw UsageError("model '" + ins.model + "' has no published arithmetic for " + input.name);
-      const std::vector<std::uint32_t> got = run_cases(*dot, input, out, cs, ins.zero_c);
+      const std::vector<std::uint32_t> got = run_cases(*dot, input, input, out, cs, ins.zero_c);
       std::size_t matched = 0;
       std::vector<std::size_t> bad;
       for (std::size_t i = 0; i < cs.count(); ++i) {
@@ -246,10 +260,6 @@ int run_check(const std::string& dir, const std::string& arch, std::size_t show)
   }
   fmt::print("{}: {}/{} bit matches over {} files\n", checked.matched == checked.cases ? "PASS" : "FAIL",
              checked.matched, checked.cases, checked.files);
-  if (!unexplained_lines.empty()) {
-    fmt::print("unexplained, no public model ({} files, {} cases; not counted):\n", unexplained.files, unexplained.cases);
-    for (const std::string& line : unexplained_lines) fmt::print("{}", line);
-  }
   return checked.matched == checked.cases ? 0 : 1;
 }
 
@@ -263,9 +273,11 @@ const bool registered = register_command({
       auto show = std::make_shared<std::size_t>(5);
       std::string models;
       for (const TensorCoreModel& m : tensor_core_models()) models += "\n  " + m.name + ": " + m.description;
-      sub.add_option("--model", o->model, "model (with --check: volta, turing, ampere, ada, hopper, blackwell):" + models)
+      sub.add_option("--model", o->model, "model (with --check: an architecture for the published data, volta, turing, "
+                     "ampere, ada, hopper or blackwell, or the preset of the one instruction the data was measured on):" + models)
           ->required();
-      sub.add_option("--type", o->type, "input type: fp16, bf16, tf32, e4m3, e5m2");
+      sub.add_option("--type", o->type, "input type of A (and B): fp16, bf16, tf32, e4m3, e5m2, e4m3fnuz, e5m2fnuz");
+      sub.add_option("--type-b", o->type_b, "input type of B when it differs from A's (e4m3 x e5m2)");
       sub.add_option("--out", o->out, "output: fp32 or fp16")->capture_default_str();
       sub.add_option("--a", o->a, "A rows: float32 bit patterns in hex, K per case");
       sub.add_option("--b", o->b, "B columns: float32 bit patterns in hex, K per case");
@@ -274,8 +286,12 @@ const bool registered = register_command({
       sub.add_option("--d", o->d, "where D goes, one float32 bit pattern in binary per line")->capture_default_str();
       sub.add_option("--check", *check, "folder of published measurements for one GPU (subfolders per input type)");
       sub.add_option("--show", *show, "with --check: mismatches listed per file")->capture_default_str();
-      return [o, check, show]() -> int {
-        if (!check->empty()) return run_check(*check, o->model, *show);
+      auto preset = std::make_shared<bool>(false);
+      sub.add_flag("--preset", *preset,
+                   "with --check: --model is the preset of the one instruction the data was measured on, for every file "
+                   "(as in fmtcheck's own hardware runs), not an architecture of the published data");
+      return [o, check, show, preset]() -> int {
+        if (!check->empty()) return run_check(*check, o->model, *preset, *show);
         if (o->type.empty() || o->a.empty() || o->b.empty()) throw UsageError("mma needs --type, --a and --b (or --check DIR)");
         return run_model(*o);
       };

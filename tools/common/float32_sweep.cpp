@@ -14,8 +14,9 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "sweep files are little-endian; this host is not");
 
-// One thread's buffers, kept for the whole sweep: allocating them per chunk
-// made the kernel wait on page faults (most of a sweep's time was system time).
+// One thread's buffers, kept for the whole sweep: allocated per chunk, they
+// would make the kernel wait on page faults (most of a sweep's time would
+// go to the system).
 struct Scratch {
   std::vector<float> in;
   std::vector<std::uint64_t> results;  // wide enough for any container

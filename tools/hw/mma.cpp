@@ -5,6 +5,7 @@
 
 #include "fmtcheck/cuda/device.hpp"
 #include "fmtcheck/cuda/mma_cases.hpp"
+#include "hw/case_files.hpp"
 #include "hw/command.hpp"
 #include "hw/instruction.hpp"
 #include "hw/report.hpp"
@@ -18,6 +19,8 @@ struct MmaArgs {
   std::size_t random = 64;
   std::uint64_t seed = 1;
   ReportOptions report;
+  std::string cases;  // folder for the cases in the published layout; empty: none
+  std::string tag;    // the GPU's name in the case files' names
 };
 
 int run_mma(const MmaArgs& a) {
@@ -33,17 +36,24 @@ int run_mma(const MmaArgs& a) {
   if (!model) throw UsageError("model '" + choice.model->name + "' has no arithmetic for " + ins.input->name);
 
   std::vector<cuda::Comparison> all;
+  std::vector<MeasuredTiles> measured;
   const std::pair<cuda::CaseKind, const char*> kinds[] = {
       {cuda::CaseKind::random, "random"}, {cuda::CaseKind::powers, "powers of two"}, {cuda::CaseKind::specials, "special values"}};
   for (const auto& [kind, name] : kinds) {
-    const cuda::MmaTiles tiles = cuda::make_tiles(ins, kind, a.random, a.seed);
-    cuda::Comparison c = cuda::compare_tiles(ins, tiles, cuda::run_mma(ins, tiles),
-                                             cuda::emulate_tiles(ins, *model, tiles),
+    MeasuredTiles m{cuda::make_tiles(ins, kind, a.random, a.seed), {}, {}};
+    m.hardware = cuda::run_mma(ins, m.tiles);
+    m.emulator = cuda::emulate_tiles(ins, *model, m.tiles);
+    cuda::Comparison c = cuda::compare_tiles(ins, m.tiles, m.hardware, m.emulator,
                                              fmt::format("{} vs {}, {} tiles", ins.ptx, choice.model->name, name));
     c.known_gap = choice.known_gap;
     all.push_back(std::move(c));
+    measured.push_back(std::move(m));
   }
-  return report(all, a.report);
+  const int status = report(all, a.report);
+  // 512 outputs of each kind and up to 1024 differing ones: a few thousand
+  // cases, the size of one published file.
+  if (!a.cases.empty()) write_case_files(a.cases, a.tag.empty() ? "gpu" : a.tag, ins, measured, 512, 1024);
+  return status;
 }
 
 const bool registered = register_hw_command({
@@ -56,6 +66,10 @@ const bool registered = register_hw_command({
       sub.add_option("--seed", a->seed, "seed of the tiles")->capture_default_str();
       sub.add_option("--model", a->model, "compare with this preset instead of the GPU's own (differences then count as known)");
       add_report_options(sub, a->report);
+      sub.add_option("--cases", a->cases,
+                     "also write the cases (inputs and the hardware's D) to this folder, one subfolder per input type, "
+                     "in the layout `fmtcheck mma --check` reads");
+      sub.add_option("--tag", a->tag, "the GPU's name in the case files' names (a_TAG_e4m3.txt...)")->capture_default_str();
       return [a] { return run_mma(*a); };
     }});
 

@@ -70,7 +70,7 @@ void convert_with_core(const Format& f, const Policy& p, const float* in, std::s
   };
   // A long batch counts its values by flag combination and adds each
   // combination's count once at the end: FlagCounts::add per value (ten
-  // counters, in memory `out` may alias) was half of this loop's time. A
+  // counters, in memory `out` may alias) would take half of this loop's time. A
   // kernel's few leftover values would not repay clearing the 8 KiB table.
   constexpr std::size_t kTableWorthIt = 1024;
   if (n < kTableWorthIt) {

@@ -73,7 +73,7 @@ Lines decode_lines(const Format& f, std::span<const std::uint32_t> m, std::size_
 struct Kernel {
   const GemmConfig& config;
   detail::BlockRounding rounding;  // to config.accumulator
-  int shift_up;  // G = F - 2m: a product's integer significand is aligned by << G >> (e_max - align)
+  int shift_up;  // G = F - m_a - m_b: a product's integer significand is aligned by << G >> (e_max - align)
   std::size_t block;
 
   // The tensor core over one chunk of k, from a zero accumulator: bits of
@@ -137,15 +137,21 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
     throw std::invalid_argument("gemm: the accumulator must be fp32 or fp16, not " + config.accumulator.name);
   }
   const DotModel& model = config.model;
-  const int g = model.fraction_bits - 2 * config.input.mantissa_bits;
-  // The fast block needs F >= 2m (true of every hardware preset) and terms
-  // that fit in 64 bits with their carries; the rest goes to the reference.
-  const bool fast = model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40;
+  const Format& input_b = config.input_b ? *config.input_b : config.input;
+  if (config.accumulator != formats::fp32 && !model.writes_fp16) {
+    throw std::invalid_argument("gemm: AMD matrix cores accumulate in fp32 only");
+  }
+  const int g = model.fraction_bits - config.input.mantissa_bits - input_b.mantissa_bits;
+  // The fast block is one fused block; it needs F >= m_a + m_b (true of
+  // every hardware preset) and terms that fit in 64 bits with their carries;
+  // the rest goes to the reference.
+  const bool fast = model.structure == DotStructure::fused && model.fraction_bits != DotModel::exact_alignment &&
+                    g >= 0 && model.fraction_bits <= 40;
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
   const Kernel kernel{config, detail::block_rounding(model, config.accumulator), g, block};
   const Lines rows = decode_lines(config.input, a, m, k, k, 1);
-  const Lines cols = decode_lines(config.input, b, n, k, 1, n);
+  const Lines cols = decode_lines(input_b, b, n, k, 1, n);
   const float scale = config.scale_a * config.scale_b;
   const std::size_t slice = (k + config.split_k - 1) / config.split_k;
   const std::size_t chunk = config.promote_every == 0 ? std::max<std::size_t>(slice, 1) : config.promote_every;
@@ -159,7 +165,8 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
     }
     const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
     const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
-    return as_float(config.accumulator, dot_product_add(model, config.input, av, bv, 0, config.accumulator).bits);
+    return as_float(config.accumulator,
+                    dot_product_add(model, config.input, input_b, av, bv, 0, config.accumulator).bits);
   };
 
   const auto run_rows = [&](std::size_t i0, std::size_t i1) {

@@ -1,6 +1,7 @@
 // The fused block of a tensor core: exact products, alignment to the largest
 // term with truncation toward zero, exact sum, one normalisation and rounding
-// through round_to_format.
+// through round_to_format; and dot_product_add, which chains instructions of
+// any structure along k.
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
 #include <algorithm>
@@ -10,23 +11,11 @@
 
 #include "fmtcheck/core/unpacked.hpp"
 #include "tensor_core/rounding.hpp"
+#include "tensor_core/terms.hpp"
 
 namespace fmtcheck {
-namespace {
+namespace detail {
 
-// An exact finite term: (-1)^negative * magnitude * 2^lsb, aligned by its
-// exponent `align`. Hardware aligns a product by the sum of its operands'
-// exponents (its significand lies in [1, 4), not normalised), and reads a
-// subnormal's exponent as that of the lowest binade, as its exponent field
-// says; the published A100 and H100 data confirm both.
-struct Term {
-  bool negative = false;
-  std::uint64_t magnitude = 0;  // 0 for a zero term
-  int lsb = 0;
-  int align = 0;
-};
-
-// The integer significand of a finite unpacked value of format f.
 Term to_term(const Unpacked& x, const Format& f) {
   if (!x.is_finite_nonzero()) return {x.sign, 0, 0, 0};
   const int p = f.precision();
@@ -38,38 +27,36 @@ Term product(const Term& x, const Term& y) {
   return {x.negative != y.negative, x.magnitude * y.magnitude, x.lsb + y.lsb, x.align + y.align};
 }
 
-// What the special inputs of a block decide, if anything.
-struct Special {
-  bool nan = false;
-  bool pos_inf = false;
-  bool neg_inf = false;
-};
-
-void note_special(Special& s, bool is_nan, bool is_inf, bool sign) {
-  s.nan |= is_nan;
-  if (is_inf) (sign ? s.neg_inf : s.pos_inf) = true;
+void Special::note(bool is_nan, bool is_inf, bool sign) {
+  nan |= is_nan;
+  if (is_inf) (sign ? neg_inf : pos_inf) = true;
 }
 
-// The truncated terms summed in units of 2^unit. Acc is std::int64_t when the
-// terms are narrow (every hardware model) and cpp_int when every bit is kept.
-template <class Acc>
-Acc sum_aligned(std::span<const Term> terms, int unit) {
-  Acc sum = 0;
-  for (const Term& t : terms) {
-    if (t.magnitude == 0) continue;
-    const int shift = unit - t.lsb;
-    Acc m;
-    if (shift >= 64) continue;  // the whole term lies below the kept bits
-    if (shift > 0) {
-      m = static_cast<Acc>(t.magnitude >> shift);  // truncation toward zero
-    } else {
-      m = static_cast<Acc>(t.magnitude);
-      m <<= -shift;
+Conversion Special::result(const Format& out) const {
+  if (nan || (pos_inf && neg_inf)) return {out.to_storage(out.magnitude_mask()), Flags(Flag::invalid)};  // 0x7FFFFFFF, 0x7FFF
+  return {out.to_storage((neg_inf ? out.sign_bit() : 0) | out.infinity_code()), {}};
+}
+
+Products products(const Format& input_a, const Format& input_b, std::span<const std::uint64_t> a,
+                  std::span<const std::uint64_t> b, bool flush_subnormals) {
+  Products p;
+  p.terms.reserve(a.size() + 1);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Unpacked x = unpack(input_a, a[i]);
+    Unpacked y = unpack(input_b, b[i]);
+    if (flush_subnormals) {
+      if (x.is_finite_nonzero() && x.exponent < input_a.min_exponent()) x.kind = Unpacked::Kind::zero;
+      if (y.is_finite_nonzero() && y.exponent < input_b.min_exponent()) y.kind = Unpacked::Kind::zero;
     }
-    if (t.negative) sum -= m; else sum += m;
+    p.special.note(x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
+                   x.is_inf() || y.is_inf(), x.sign != y.sign);
+    p.terms.push_back(product(to_term(x, input_a), to_term(y, input_b)));
+    p.all_negative_zero &= p.terms.back().negative && p.terms.back().magnitude == 0;
   }
-  return sum;
+  return p;
 }
+
+namespace {
 
 // |sum| * 2^unit as an exact-or-sticky unpacked value.
 Unpacked unpack_sum(std::uint64_t top64, int top_bits, bool sticky, bool negative, int unit) {
@@ -93,11 +80,8 @@ Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
   return unpack_sum(static_cast<std::uint64_t>(m >> drop), 64, sticky, sum < 0, unit + drop);
 }
 
-std::uint64_t canonical_nan(const Format& out) {
-  return out.to_storage(out.magnitude_mask());  // 0x7FFFFFFF, 0x7FFF
-}
+}  // namespace
 
-// One fused block: terms (products, then C) -> bits of `out`.
 Conversion round_block(const DotModel& model, std::span<const Term> terms, const Format& out) {
   const auto [target, p] = detail::block_rounding(model, out);
 
@@ -135,10 +119,6 @@ Conversion round_block(const DotModel& model, std::span<const Term> terms, const
   return round_to_format(sum, target, p);
 }
 
-}  // namespace
-
-namespace detail {
-
 BlockRounding block_rounding(const DotModel& model, const Format& out) {
   BlockRounding r{out, {}};
   if (out == formats::fp32) {
@@ -162,7 +142,48 @@ Unpacked fixed_point_value(std::int64_t sum, int unit) {
   return unpack_sum(m, std::bit_width(m), false, negative, unit);
 }
 
+Conversion add_nearest(std::uint64_t x, std::uint64_t y, const Format& out) {
+  const Unpacked ux = unpack(out, x), uy = unpack(out, y);
+  Special s;
+  s.note(ux.is_nan(), ux.is_inf(), ux.sign);
+  s.note(uy.is_nan(), uy.is_inf(), uy.sign);
+  if (s.decides()) return s.result(out);
+  const Term terms[] = {to_term(ux, out), to_term(uy, out)};
+  DotModel exact;  // every bit kept, nearest even to either output
+  exact.fp32_rounding = Rounding::rne;
+  return round_block(exact, terms, out);
+}
+
+Conversion fused_instruction(const DotModel& model, const Format& input_a, const Format& input_b,
+                             std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
+                             const Format& out) {
+  Products p = products(input_a, input_b, a, b);
+  const Unpacked cc = unpack(out, c);
+  p.special.note(cc.is_nan(), cc.is_inf(), cc.sign);
+  if (p.special.decides()) return p.special.result(out);
+  p.terms.push_back(to_term(cc, out));
+  return round_block(model, p.terms, out);
+}
+
 }  // namespace detail
+
+namespace {
+
+// One instruction of the model's structure over a.size() <= L products.
+Conversion instruction(const DotModel& model, const Format& input_a, const Format& input_b,
+                       std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
+                       const Format& out) {
+  switch (model.structure) {
+    case DotStructure::fused: return detail::fused_instruction(model, input_a, input_b, a, b, c, out);
+    case DotStructure::fp16_groups: return detail::fp16_groups_instruction(model, input_a, input_b, a, b, c, out);
+    case DotStructure::pairwise: return detail::pairwise_instruction(model, input_a, input_b, a, b, c);
+    case DotStructure::late_c:
+    case DotStructure::odd_even: return detail::late_c_instruction(model, input_a, input_b, a, b, c);
+  }
+  throw std::invalid_argument("dot_product_add: unknown structure");
+}
+
+}  // namespace
 
 std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
   for (const Entry& e : entries) {
@@ -171,41 +192,34 @@ std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
   return std::nullopt;
 }
 
+std::optional<DotModel> TensorCoreModel::for_inputs(const Format& a, const Format& b) const {
+  const std::optional<DotModel> da = for_input(a), db = for_input(b);
+  if (!da || !db || *da != *db) return std::nullopt;
+  return da;
+}
+
 bool is_tensor_core_output(const Format& out) { return out == formats::fp32 || out == formats::fp16; }
 
 Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
                            std::span<const std::uint64_t> b, std::uint64_t c, const Format& out) {
+  return dot_product_add(model, input, input, a, b, c, out);
+}
+
+Conversion dot_product_add(const DotModel& model, const Format& input_a, const Format& input_b,
+                           std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
+                           const Format& out) {
   if (a.size() != b.size()) throw std::invalid_argument("dot_product_add: a and b differ in length");
   if (!is_tensor_core_output(out)) throw std::invalid_argument("dot_product_add: output must be fp32 or fp16");
+  if (out != formats::fp32 && !model.writes_fp16) throw std::invalid_argument("dot_product_add: fp32 output only");
   const std::size_t k = a.size();
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
-  std::vector<Term> terms;
-  terms.reserve(block + 1);
   Conversion d{c, {}};
   std::size_t k0 = 0;
-  do {
-    const std::size_t k1 = std::min(k, k0 + block);
-    terms.clear();
-    Special s;
-    for (std::size_t i = k0; i < k1; ++i) {
-      const Unpacked x = unpack(input, a[i]);
-      const Unpacked y = unpack(input, b[i]);
-      note_special(s, x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
-                   x.is_inf() || y.is_inf(), x.sign != y.sign);
-      terms.push_back(product(to_term(x, input), to_term(y, input)));
-    }
-    const Unpacked cc = unpack(out, d.bits);
-    note_special(s, cc.is_nan(), cc.is_inf(), cc.sign);
-    terms.push_back(to_term(cc, out));
-    if (s.nan || (s.pos_inf && s.neg_inf)) {
-      d = {canonical_nan(out), Flags(Flag::invalid)};
-    } else if (s.pos_inf || s.neg_inf) {
-      d = {out.to_storage((s.neg_inf ? out.sign_bit() : 0) | out.infinity_code()), {}};
-    } else {
-      d = round_block(model, terms, out);
-    }
-    k0 = k1;
+  do {  // each instruction's D is the next one's C
+    const std::size_t len = std::min(k, k0 + block) - k0;
+    d = instruction(model, input_a, input_b, a.subspan(k0, len), b.subspan(k0, len), d.bits, out);
+    k0 += len;
   } while (k0 < k);
   return d;
 }
@@ -228,27 +242,26 @@ Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const For
     throw std::invalid_argument("block_scaled_dot_product_add: a group must divide the scale block, and " + input.name +
                                 " group sums do not fit in 64 bits");
   }
-  Special s;
+  detail::Special s;
   const auto scale_term = [&](std::uint64_t bits) {
     const Unpacked u = unpack(scale_format, bits);
-    note_special(s, u.is_nan(), u.is_inf(), false);
-    Term t = to_term(u, scale_format);
+    s.note(u.is_nan(), u.is_inf(), false);
+    detail::Term t = detail::to_term(u, scale_format);
     t.negative = false;  // UE4M3: the sign bit is ignored
     return t;
   };
-  std::vector<Term> terms;
+  std::vector<detail::Term> terms;
   for (std::size_t j = 0; j < scale_a.size(); ++j) {
-    const Term scales = product(scale_term(scale_a[j]), scale_term(scale_b[j]));
+    const detail::Term scales = detail::product(scale_term(scale_a[j]), scale_term(scale_b[j]));
     const std::size_t group = model.group == 0 ? 1 : model.group;
     for (std::size_t k0 = j * scale_block; k0 < (j + 1) * scale_block; k0 += group) {
       // The group's products summed exactly in units of the smallest lsb.
-      std::vector<Term> products;
-      for (std::size_t k = k0; k < k0 + group; ++k) {
-        const Unpacked x = unpack(input, a[k]);
-        const Unpacked y = unpack(input, b[k]);
-        note_special(s, x.is_nan() || y.is_nan() || (x.is_inf() && y.is_zero()) || (x.is_zero() && y.is_inf()),
-                     x.is_inf() || y.is_inf(), x.sign != y.sign);
-        const Term p = product(to_term(x, input), to_term(y, input));
+      detail::Products group_products = detail::products(input, input, a.subspan(k0, group), b.subspan(k0, group));
+      s.nan |= group_products.special.nan;
+      s.pos_inf |= group_products.special.pos_inf;
+      s.neg_inf |= group_products.special.neg_inf;
+      std::vector<detail::Term> products;
+      for (const detail::Term& p : group_products.terms) {
         if (p.magnitude != 0) products.push_back(p);
       }
       if (products.empty()) continue;
@@ -257,23 +270,20 @@ Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const For
         continue;
       }
       int lsb = products.front().lsb;
-      for (const Term& p : products) lsb = std::min(lsb, p.lsb);
-      const auto sum = sum_aligned<std::int64_t>(products, lsb);
+      for (const detail::Term& p : products) lsb = std::min(lsb, p.lsb);
+      const auto sum = detail::sum_aligned<std::int64_t>(products, lsb);
       const std::uint64_t magnitude = sum < 0 ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
       // The group term: its exact value, aligned by the scales' exponents only.
       terms.push_back({sum < 0, magnitude * scales.magnitude, lsb + scales.lsb, scales.align});
     }
   }
   const Unpacked cc = unpack(formats::fp32, c);
-  note_special(s, cc.is_nan(), cc.is_inf(), cc.sign);
-  terms.push_back(to_term(cc, formats::fp32));
-  if (s.nan || (s.pos_inf && s.neg_inf)) return {canonical_nan(formats::fp32), Flags(Flag::invalid)};
-  if (s.pos_inf || s.neg_inf) {
-    return {formats::fp32.to_storage((s.neg_inf ? formats::fp32.sign_bit() : 0) | formats::fp32.infinity_code()), {}};
-  }
+  s.note(cc.is_nan(), cc.is_inf(), cc.sign);
+  if (s.decides()) return s.result(formats::fp32);
+  terms.push_back(detail::to_term(cc, formats::fp32));
   DotModel block;
   block.fraction_bits = model.fraction_bits;
-  return round_block(block, terms, formats::fp32);
+  return detail::round_block(block, terms, formats::fp32);
 }
 
 }  // namespace fmtcheck

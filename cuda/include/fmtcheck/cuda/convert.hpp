@@ -24,6 +24,14 @@ struct DeviceConversion {
   [[nodiscard]] Policy policy() const;
 };
 
+// What the instruction gives for the float32 bits x: the emulator's
+// conversion under conv.policy(), except where the hardware follows a rule
+// no policy expresses, measured on an H100 (docs/hardware.md):
+// cvt.rna.tf32.f32 cuts a NaN's low 13 bits, x & ~0x1FFF, so a NaN whose
+// payload lies in those bits comes out as an infinity (cvt.rn and cvt.rz give
+// the one NaN 0x7FFFE000).
+std::uint32_t expected_conversion(const DeviceConversion& conv, std::uint32_t x);
+
 // Every conversion the kernels implement.
 std::span<const DeviceConversion> device_conversions();
 // The cvt for (format, rounding), or nullptr when the ISA has none.
@@ -39,5 +47,10 @@ std::vector<std::uint32_t> convert_on_device(const DeviceConversion& conv, std::
 // bf16 and tf32: the register reinterpreted, which is exact). Throws
 // std::invalid_argument for another format or bits wider than it.
 std::vector<std::uint32_t> widen_on_device(const Format& from, std::span<const std::uint32_t> bits);
+// What widen_on_device gives for one code: cvt's widening with NVIDIA's NaN
+// (every NaN becomes 0x7FFFFFFF, measured on an H100); for bf16 and tf32,
+// moved into place, which is the exact value and keeps a NaN's bits (a
+// signaling NaN stays signaling, where a conversion would quiet it).
+std::uint32_t expected_widening(const Format& from, std::uint32_t bits);
 
 }  // namespace fmtcheck::cuda

@@ -71,8 +71,10 @@ struct ParameterRow {
   std::string parameter, inferred, model;
   bool agrees = false;
 };
-// `model_specials` holds the model's outputs for the same special-value
-// probes (infer_arithmetic run on model_oracle), since the model defines them.
+// `model_specials` holds what the same probes find on the model
+// (infer_arithmetic run on model_oracle): the expected special-value
+// outputs, since the model defines them, and for a model that is not one
+// fused block (DotStructure) the expected value of every parameter.
 std::vector<ParameterRow> compare_with_model(const ProbeTarget& target, const InferredArithmetic& found,
                                              const DotModel& model, const InferredArithmetic& model_specials);
 

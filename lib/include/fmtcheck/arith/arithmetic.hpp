@@ -4,15 +4,14 @@
 // round_to_format, so operations honour the whole Policy exactly as
 // conversions do and return their flags.
 //
-// IEEE 754 rules for special operands (the comments in lib/src/arith_*.cpp
-// say which rule comes from where):
+// IEEE 754 rules for special operands:
 //   - A NaN operand gives a NaN: the first NaN operand (a, then b, then c)
 //     goes through the policy's NaN convention like a converted NaN; any
 //     signaling NaN operand raises invalid.
 //   - An invalid operation (inf - inf, 0 * inf, 0/0, inf/inf, sqrt of a
 //     negative number, fma(0, inf, c)) creates the default NaN: negative and
 //     quiet under NanConvention::ieee, as x86 does; flags invalid and
-//     nan_produced. Formats without NaN get the stand-in of nan_rules.cpp.
+//     nan_produced. Formats without NaN get nan_code()'s stand-in (nan_rules.hpp).
 //   - finite / 0 raises divide_by_zero and gives a signed infinity, which then
 //     goes through the rounding core like any infinity (+-max and saturated
 //     under Overflow::sat; NaN in a format without infinity).

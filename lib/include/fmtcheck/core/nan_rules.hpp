@@ -11,8 +11,9 @@
 namespace fmtcheck {
 
 // The code (no padding) a NaN input becomes. payload is the source NaN's
-// mantissa left-aligned at bit 63. For a format without NaN, the code that
-// stands in for it (see nan_rules.cpp).
+// mantissa left-aligned at bit 63. For a format without NaN (MX FP6/FP4),
+// the code that stands in for it: +max finite under cuda, zero with the
+// NaN's sign under ieee, +0 under canonical.
 std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_t payload);
 
 // The code of a NaN a conversion creates from a non-NaN input of the given

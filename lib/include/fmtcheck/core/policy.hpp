@@ -33,7 +33,7 @@ enum class Subnormals : std::uint8_t {
 
 enum class Tininess : std::uint8_t { after, before };  // IEEE 754 tininess detection
 
-// Which NaN bits a conversion produces; the rules live in nan_rules.cpp.
+// Which NaN bits a conversion produces (nan_code() in nan_rules.hpp).
 enum class NanConvention : std::uint8_t {
   ieee,       // quiet, keep sign and the payload's high bits (x86 F16C)
   cuda,       // as NVIDIA's host conversions (0x7FFF for fp16/bf16, 0x7F for e4m3)

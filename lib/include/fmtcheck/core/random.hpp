@@ -9,7 +9,8 @@ namespace fmtcheck {
 
 // SplitMix64 (Steele, Lea & Flood 2014) evaluated at a position of its
 // sequence: a full-avalanche mix of seed + (position + 1) * golden ratio.
-// The batch kernel evaluates the same steps on vector lanes.
+// The constants are public so that a vector or GPU implementation draws the
+// same bits.
 namespace splitmix64_constants {
 inline constexpr std::uint64_t gamma = 0x9E3779B97F4A7C15ull;  // 2^64 / golden ratio
 inline constexpr std::uint64_t mix1 = 0xBF58476D1CE4E5B9ull;

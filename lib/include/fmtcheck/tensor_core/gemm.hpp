@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "fmtcheck/core/format.hpp"
@@ -14,8 +15,9 @@
 namespace fmtcheck {
 
 struct GemmConfig {
-  DotModel model;                     // the instruction's arithmetic for `input`
-  Format input = formats::e4m3;       // element format of A and B
+  DotModel model;                     // the instruction's arithmetic for `input` (and `input_b`)
+  Format input = formats::e4m3;       // element format of A, and of B unless input_b is set
+  std::optional<Format> input_b;      // element format of B when it differs (E4M3 x E5M2 backward passes)
   Format accumulator = formats::fp32;  // the instruction's C/D: fp32, or fp16 (mma ... .f16 accumulators)
   float scale_a = 1.0f;               // per-tensor scale factors (FP8 dequantisation)
   float scale_b = 1.0f;
@@ -24,8 +26,10 @@ struct GemmConfig {
   unsigned threads = 0;               // 0: one per hardware thread
 };
 
-// D = A·B + C, row-major: A is M×K and B is K×N container bits of
-// config.input, C and D are M×N float32 (D may not alias A or B).
+// D = A·B + C, row-major: A is M×K container bits of config.input, B K×N
+// container bits of config.input_b (or config.input), C and D are M×N
+// float32 (D may not alias A or B). Models of every structure are taken;
+// fused ones run a fast kernel, the others dot_product_add per chunk.
 //
 // For each slice of K (split_k of them, nearly equal, in order) the tensor
 // core computes each chunk of promote_every elements (or the whole slice)

@@ -24,6 +24,36 @@
 
 namespace fmtcheck {
 
+// How one instruction combines its products and C. docs/tensor-core.md
+// gives each structure's source and the data that checks it.
+enum class DotStructure {
+  // The L products and C as one fused block (every NVIDIA instruction but
+  // FP8 mma.sync; AMD CDNA1 with exact alignment).
+  fused,
+  // FP8 mma.sync on Hopper and Blackwell: an instruction (K = L) converts its
+  // operands to fp16 and runs two fp16 blocks of L/2 with F and the output's
+  // rounding: k mod 4 in {0,1} from a zero accumulator, then k mod 4 in {2,3}
+  // with the first's result as C. C is added last by one IEEE addition,
+  // rounded to nearest even.
+  fp16_groups,
+  // AMD CDNA2 (MI210, MI250): subnormal inputs, products, C and sums are
+  // flushed to zero; the L products (exact in fp32) are summed as a pairwise
+  // tree of fp32 additions ((p0+p1)+(p2+p3)), then C is added; each addition
+  // rounds to nearest even.
+  pairwise,
+  // AMD CDNA3 (MI300): the nonzero products are aligned and truncated at
+  // 2^(e_max - F) and summed without C. The sum and C are then aligned to the
+  // larger of e_max and C's exponent e_c (at least -126), the other one
+  // rounded toward minus infinity to F bits below e_max, or F + 7 bits below
+  // e_c; the two are added and rounded once to nearest even.
+  late_c,
+  // AMD CDNA3 FP8: as late_c, but the even and the odd k are summed as two
+  // blocks, each aligned to its own largest exponent, and the two sums are
+  // added with the smaller rounded toward minus infinity; C more than 25
+  // binades below e_max is truncated toward zero instead.
+  odd_even,
+};
+
 // One instruction's arithmetic for one input type.
 struct DotModel {
   // F meaning "keep every bit": the block is summed exactly.
@@ -31,11 +61,13 @@ struct DotModel {
   // L meaning "all of K in one block".
   static constexpr int whole_k = 0;
 
-  int block_size = whole_k;                // L: products fused with C per step
+  DotStructure structure = DotStructure::fused;
+  int block_size = whole_k;                // L: products per instruction (fused with C when fused)
   int fraction_bits = exact_alignment;     // F: bits kept below e_max's leading bit
   Rounding fp32_rounding = Rounding::rtz;  // fp32 output (hardware: toward zero)
   int fp32_fraction_bits = 23;             // 13 on Ada and Hopper FP8: the sum is truncated further
   Rounding fp16_rounding = Rounding::rne;  // fp16 output (hardware: nearest even)
+  bool writes_fp16 = true;                 // false: fp32 output only (AMD matrix cores)
 
   friend bool operator==(const DotModel&, const DotModel&) = default;
 };
@@ -54,6 +86,9 @@ struct TensorCoreModel {
   // The arithmetic for `input`, or nullopt when the instruction does not
   // take that type (or nothing about it is published).
   [[nodiscard]] std::optional<DotModel> for_input(const Format& input) const;
+  // The arithmetic for A in `a` and B in `b` (E4M3 x E5M2, say): the two
+  // types' entries when they are the same, else nullopt.
+  [[nodiscard]] std::optional<DotModel> for_inputs(const Format& a, const Format& b) const;
 };
 
 // Every preset, in the order `fmtcheck mma --help` lists them.
@@ -72,6 +107,12 @@ bool is_tensor_core_output(const Format& out);
 // infinity. The flags are those of the last block's rounding.
 Conversion dot_product_add(const DotModel& model, const Format& input, std::span<const std::uint64_t> a,
                            std::span<const std::uint64_t> b, std::uint64_t c, const Format& out);
+// The same with A in `input_a` and B in `input_b` (mixed E4M3 x E5M2
+// operands, as FP8 backward passes use). An fp16 output for a model that
+// writes fp32 only throws std::invalid_argument.
+Conversion dot_product_add(const DotModel& model, const Format& input_a, const Format& input_b,
+                           std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,
+                           const Format& out);
 
 // A block-scaled instruction (Blackwell tcgen05.mma / sm_120 mma.sync with
 // .block_scale), as MMA-Sim models it: every product is scaled by its block's

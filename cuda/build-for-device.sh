@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds what the hardware comparison runs, for one GPU architecture, into a
+# folder that can be copied to a GPU machine without the build's Debian
+# packages (Boost, fmt, CLI11, Highway...):
+#
+#   cuda/build-for-device.sh ARCH DIR     # e.g. 90a-real .hwcarry
+#
+# DIR gets tools/fmtcheck, tests/cuda/cuda-device and lib/ with the shared
+# libraries they load beyond glibc and libstdc++ (libfmt, libhwy). On the
+# GPU machine: LD_LIBRARY_PATH=DIR/lib cuda/run-hardware-comparison.sh
+# --build DIR --prebuilt. cuBLASLt is not copied: hw gemm opens the machine's
+# own libcublasLt.so.MAJOR (put its folder on LD_LIBRARY_PATH).
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: cuda/build-for-device.sh ARCH DIR" >&2; exit 2; }
+arch=$1 dir=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-hw-$arch
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
+ninja -C "$build" fmtcheck-cli cuda-device >/dev/null
+mkdir -p "$dir/tools" "$dir/tests/cuda" "$dir/lib"
+cp "$build/tools/fmtcheck" "$dir/tools/"
+cp "$build/tests/cuda/cuda-device" "$dir/tests/cuda/"
+ldd "$build/tools/fmtcheck" "$build/tests/cuda/cuda-device" | awk '/=> \// {print $3}' | sort -u |
+  grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libdl|librt|libpthread)\.so' | xargs -r cp -L -t "$dir/lib/"
+echo "built for $arch into $dir: $(ls "$dir/lib" | tr '\n' ' ')"
