@@ -55,7 +55,12 @@ std::string Table::csv() const {
   };
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + field(cells[c]);
+    // Appended piece by piece: g++ 12 warns on "," + std::string&& with a
+    // false -Wrestrict inside std::string's insert.
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c != 0) out += ",";
+      out += field(cells[c]);
+    }
     out += "\n";
   };
   line(headers_);
@@ -85,8 +90,12 @@ std::string wrap(const std::string& lead, const std::string& text, std::size_t w
     if (end == std::string::npos) end = text.size();
     const std::string word = text.substr(start, end - start);
     start = end + 1;
-    if (word.empty()) continue;
+    if (word.empty()) {  // a run of spaces: kept inside a line, dropped at a break
+      if (!empty) line += " ";
+      continue;
+    }
     if (!empty && line.size() + 1 + word.size() > width) {
+      while (line.back() == ' ') line.pop_back();
       out += line + "\n";
       line = std::string(lead.size(), ' ');
       empty = true;

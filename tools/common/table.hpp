@@ -40,8 +40,9 @@ std::string compact(double v);
 // "12 (0.81%)": a count and its share of `of` values ("0", "3 (<0.01%)").
 std::string share(std::uint64_t n, std::uint64_t of);
 // `lead` then `text`, broken at spaces into lines of at most `width` columns
-// (a longer word gets a line of its own), the lines after the first indented
-// as far as `lead` reaches; every line ends in a newline.
+// (a longer word gets a line of its own; runs of spaces inside a line stay),
+// the lines after the first indented as far as `lead` reaches; every line
+// ends in a newline.
 std::string wrap(const std::string& lead, const std::string& text, std::size_t width);
 // A name cut in the middle to at most `width` (>= 5) characters, so that its
 // start and its end (".weight", ".bias") stay readable.

@@ -5,7 +5,7 @@
 #include "common/table.hpp"
 
 // Sentences are built by appending to a std::string: g++ 12 flags
-// "literal" + std::string&& with a false -Wrestrict (GCC bug 105329).
+// "literal" + std::string&& with a false -Wrestrict inside std::string.
 namespace fmtcheck::cli {
 namespace {
 

@@ -3,8 +3,8 @@
 
 #include <bit>
 // cpp_int::str() assigns a one-character literal to a std::string, which
-// g++ 12 flags with a false -Wrestrict inside libstdc++ (GCC bug 105329,
-// fixed in GCC 13); the warning is off for what Boost inlines here.
+// g++ 12 flags with a false -Wrestrict inside libstdc++ (GCC bug 105329);
+// the warning is off for what Boost inlines here.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
 #include <boost/multiprecision/cpp_int.hpp>
