@@ -34,6 +34,8 @@ std::string scale_label(float scale) {
   return std::string(text, end);
 }
 
+}  // namespace
+
 std::vector<std::pair<std::string, double>> measures_of(const ConversionStats& s, const InputSummary& in) {
   const auto u = [](std::uint64_t v) { return static_cast<double>(v); };
   return {{"values", u(s.values)},
@@ -53,8 +55,6 @@ std::vector<std::pair<std::string, double>> measures_of(const ConversionStats& s
           {"rms_rel_error", s.rms_rel_error()},
           {"amax", in.amax}};
 }
-
-}  // namespace
 
 ScaleChoice parse_scale_choice(std::string_view text) {
   const std::string bad = "bad --scale '" + std::string(text) + "': expected none, auto, amax[:MARGIN] or pow2:N";

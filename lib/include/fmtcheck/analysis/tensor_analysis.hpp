@@ -60,6 +60,11 @@ struct FormatAnalysis {
   std::uint64_t underflow_at_best = 0;  // values that underflow to zero at 2^best
 };
 
+// The measures of a conversion, in the order the CLI's CSV lists them
+// (values ... rms_rel_error, then the input's amax); a whole checkpoint's
+// totals are the measures of its tensors' summed counters.
+std::vector<std::pair<std::string, double>> measures_of(const ConversionStats& s, const InputSummary& in);
+
 struct TensorAnalysis {
   InputSummary input;
   std::vector<FormatAnalysis> formats;
