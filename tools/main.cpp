@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/command.hpp"
+#include "common/version.hpp"
 
 namespace fmtcheck::cli {
 
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   using namespace fmtcheck::cli;
   CLI::App app{"fmtcheck: bit-exact answers about FP16, BF16, TF32, FP8 and MX formats", "fmtcheck"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "fmtcheck 0.1.0");
+  app.set_version_flag("--version", fmtcheck_version);
   auto commands = registry();
   std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.order < b.order; });
   std::map<CLI::App*, std::function<int()>> runners;

@@ -4,6 +4,7 @@
 
 #include "common/command.hpp"
 #include "common/options.hpp"
+#include "fmtcheck/io/safetensors_index.hpp"
 
 namespace fmtcheck::cli {
 
@@ -38,6 +39,27 @@ std::unique_ptr<TensorFile> open_tensors(const std::string& path, const ReadOpti
   } catch (const TensorFileError& e) {
     throw UsageError(e.what());
   }
+}
+
+std::vector<InputFile> open_inputs(const std::vector<std::string>& paths, const std::vector<std::string>& shards,
+                                   const ReadOptions& options) {
+  std::vector<InputFile> inputs;
+  bool checkpoint = false;
+  for (const std::string& path : paths) {
+    if (!is_checkpoint(path)) {
+      inputs.push_back({"", open_tensors(path, options)});
+      continue;
+    }
+    checkpoint = true;
+    try {
+      Checkpoint c = open_checkpoint(path, shards);
+      for (auto& shard : c.shards) inputs.push_back({c.index_path, std::move(shard)});
+    } catch (const TensorFileError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (!shards.empty() && !checkpoint) throw UsageError("--shard needs a checkpoint index (*.safetensors.index.json or a folder holding one)");
+  return inputs;
 }
 
 std::optional<std::regex> tensor_filter(const std::string& regex) {
