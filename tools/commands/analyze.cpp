@@ -1,15 +1,18 @@
 // fmtcheck analyze: what each format (and scale) does to every tensor of
-// some files: counts, errors, amax, binade histogram, best power-of-two
-// scale, per-block results, measured by the library's analyze_tensor
-// (analysis/tensor_analysis.hpp). Files are opened (and their headers
-// checked) before any work, and output files are written only once
-// everything succeeded.
+// some files or sharded checkpoints: counts, errors, amax, binade histogram,
+// best power-of-two scale, per-block results, and a checkpoint's totals,
+// measured by the library's analyze_tensor (analysis/tensor_analysis.hpp).
+// --partial saves the records that `fmtcheck merge` combines with other
+// runs'; merge prints them through this file's Analyzer, so both print the
+// same bytes. Files are opened (and their headers checked) before any work,
+// and output files are written only once everything succeeded.
 #include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "common/analysis_partial.hpp"
 #include "common/command.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
@@ -18,6 +21,7 @@
 #include "common/table.hpp"
 #include "common/tensor_options.hpp"
 #include "common/verdict.hpp"
+#include "common/version.hpp"
 #include "fmtcheck/analysis/tensor_analysis.hpp"
 
 namespace fmtcheck::cli {
@@ -34,21 +38,10 @@ struct AnalyzeArgs {
   std::string tensors;
   ReadArgs read;
   std::string csv, histogram_csv, block_csv, json;
+  std::string partial;              // --partial FILE: the records, for fmtcheck merge
+  std::vector<std::string> shards;  // --shard NAME: only these shards of a checkpoint
   unsigned threads = 0;  // 0: every core
   bool full = false;     // the full table instead of the compact one
-};
-
-// One tensor under one format: the measures, in the order the CSV lists them.
-struct Result {
-  std::string file, tensor, format, scale;
-  std::vector<std::pair<std::string, double>> measures;
-  TensorOutcome outcome;  // what the compact table and the verdict read
-  double amax = 0;
-};
-
-struct TensorHistogram {
-  std::string file, tensor;
-  InputSummary input;
 };
 
 // The MX blocks of one tensor under one format, for --block-csv.
@@ -80,25 +73,37 @@ class Analyzer {
 
   void run() {
     const ReadOptions read = to_read_options(args_.read);
-    std::vector<std::unique_ptr<TensorFile>> files;
+    std::vector<InputFile> files = open_inputs(args_.paths, args_.shards, read);
+    // Progress counts half-bytes: analyze_tensor reads each value twice (or skips the second pass).
     std::uint64_t total = 0;
-    for (const std::string& path : args_.paths) {
-      files.push_back(open_tensors(path, read));
-      if (!files.back()->skipped().empty()) {
+    for (const InputFile& in : files) {
+      if (!in.file->skipped().empty()) {
         std::string names;
-        for (const std::string& n : files.back()->skipped()) names += (names.empty() ? "" : ", ") + n;
-        std::fprintf(stderr, "note: %s: skipped tensors that are not floating point: %s\n", path.c_str(), names.c_str());
+        for (const std::string& n : in.file->skipped()) names += (names.empty() ? "" : ", ") + n;
+        std::fprintf(stderr, "note: %s: skipped tensors that are not floating point: %s\n", in.file->path().c_str(), names.c_str());
       }
-      for (const TensorInfo& t : files.back()->tensors()) total += selected(t) ? 2 * t.count : 0;
+      for (const TensorInfo& t : in.file->tensors()) total += selected(t) ? 2 * t.count * bytes_per_value(t) : 0;
     }
-    Progress progress("analyze", total);
+    Progress progress("analyze", total, 0.5);
     std::uint64_t done = 0;
-    for (const auto& file : files) {
-      for (std::size_t i = 0; i < file->tensors().size(); ++i) {
-        if (selected(file->tensors()[i])) analyze_tensor(*file, i, progress, done);
+    for (std::size_t f = 0; f < files.size(); ++f) {
+      progress.set_note((files[f].model.empty() ? "file " : "shard ") + std::to_string(f + 1) + "/" + std::to_string(files.size()));
+      for (std::size_t i = 0; i < files[f].file->tensors().size(); ++i) {
+        if (selected(files[f].file->tensors()[i])) analyze_tensor(files[f], i, progress, done);
       }
     }
     if (results_.empty()) throw UsageError("no tensors to analyze" + (args_.tensors.empty() ? "" : " (none matches --tensors '" + args_.tensors + "')"));
+    AnalysisRun run{options(), describe(settings_.policy), std::move(results_), std::move(histograms_)};
+    if (!args_.partial.empty()) partial_ = partial_text(run);
+    load(std::move(run));
+  }
+
+  // The records to print: this run's, or (fmtcheck merge) those of earlier runs.
+  void load(AnalysisRun run) {
+    add_model_totals(run);
+    policy_text_ = run.policy;
+    results_ = std::move(run.results);
+    histograms_ = std::move(run.histograms);
   }
 
   // One row per tensor and format, every measure the terminal can hold.
@@ -116,13 +121,15 @@ class Analyzer {
                      get("underflow_to_zero"), get("subnormal"), get("max_rel_error"), get("rms_rel_error"), get("amax"),
                      get("best_pow2_scale")});
     }
-    std::printf("policy %s\n%s", describe(settings_.policy).c_str(), table.aligned().c_str());
+    std::printf("policy %s\n%s", policy_text_.c_str(), table.aligned().c_str());
   }
 
   // Per file, one row per tensor with the formats side by side (overflowing
-  // or saturated / underflowing to zero), then the verdict per format.
+  // or saturated / underflowing to zero), after a checkpoint's shards its
+  // whole-model row, then the verdict per format (over the tensors: the
+  // whole-model rows would count every value twice).
   void print_compact() const {
-    std::printf("policy %s\n", describe(settings_.policy).c_str());
+    std::printf("policy %s\n", policy_text_.c_str());
     const std::size_t per_tensor = settings_.formats.size();
     for (std::size_t first = 0; first < results_.size();) {
       std::size_t last = first;  // one past this file's results
@@ -131,16 +138,25 @@ class Analyzer {
         values += results_[last].outcome.stats.values;  // the first format's: every format sees the same values
         last += per_tensor;
       }
-      const std::size_t tensors = (last - first) / per_tensor;
+      std::size_t tensors = (last - first) / per_tensor;
+      std::string what = results_[first].file;
+      if (is_model_total(results_[first])) {
+        tensors = 0;
+        for (const Result& r : results_) tensors += r.model == results_[first].model && !is_model_total(r) ? 1 : 0;
+        tensors /= per_tensor;
+        what += ": the whole model";
+      }
       std::printf("\n%s: %zu %s, %llu values\nper format, the values that overflow / underflow to zero %s%s:\n",
-                  results_[first].file.c_str(), tensors, tensors == 1 ? "tensor" : "tensors",
+                  what.c_str(), tensors, tensors == 1 ? "tensor" : "tensors",
                   static_cast<unsigned long long>(values), args_.block > 0 ? "with per-block scales " : "at scale ",
                   scale_text().c_str());
       print_file_rows(first, last);
       first = last;
     }
     std::vector<TensorOutcome> outcomes;
-    for (const Result& r : results_) outcomes.push_back(r.outcome);
+    for (const Result& r : results_) {
+      if (!is_model_total(r)) outcomes.push_back(r.outcome);
+    }
     std::printf("\nverdict:\n%s", verdict(outcomes, settings_.formats, scale_text(), terminal_width).c_str());
   }
 
@@ -175,6 +191,7 @@ class Analyzer {
       outputs.emplace_back(std::make_unique<OutputFile>(args_.block_csv), t.csv());
     }
     if (!args_.json.empty()) outputs.emplace_back(std::make_unique<OutputFile>(args_.json), json() + "\n");
+    if (!args_.partial.empty()) outputs.emplace_back(std::make_unique<OutputFile>(args_.partial), partial_);
     for (auto& [file, text] : outputs) file->write(text);
     for (auto& [file, text] : outputs) file->commit();
   }
@@ -186,6 +203,7 @@ class Analyzer {
   std::vector<Result> results_;
   std::vector<TensorHistogram> histograms_;
   std::vector<TensorBlocks> blocks_;
+  std::string policy_text_, partial_;
 
   // The scale the run applied, as --scale or --block gave it.
   std::string scale_text() const {
@@ -237,28 +255,40 @@ class Analyzer {
 
   bool selected(const TensorInfo& t) const { return !filter_ || std::regex_search(t.name, *filter_); }
 
-  void analyze_tensor(const TensorFile& file, std::size_t index, Progress& progress, std::uint64_t& done) {
+  // Everything that changes the numbers: partial results merge only when these agree.
+  nlohmann::ordered_json options() const {
+    return {{"version", fmtcheck_version},        {"formats", args_.formats},   {"policy", describe(settings_.policy)},
+            {"seed", args_.seed},                 {"scale", args_.scale},       {"block", args_.block},
+            {"scale_rule", args_.scale_rule},     {"tensors", args_.tensors},   {"dtype", args_.read.dtype},
+            {"shape", args_.read.shape},          {"column", args_.read.column}};
+  }
+
+  static std::uint64_t bytes_per_value(const TensorInfo& t) { return static_cast<std::uint64_t>(t.dtype.storage_bits + 7) / 8; }
+
+  void analyze_tensor(const InputFile& in, std::size_t index, Progress& progress, std::uint64_t& done) {
+    const TensorFile& file = *in.file;
+    const TensorInfo& info = file.tensors()[index];
+    const std::uint64_t bytes = bytes_per_value(info);
     std::mutex mutex;  // guards the progress
     const auto progressed = [&](std::uint64_t n) {
       const std::lock_guard lock(mutex);
-      progress.update(done += n);
+      progress.update(done += n * bytes);
     };
     TensorAnalysis analysis = fmtcheck::analyze_tensor(file, index, settings_, progressed);
-    const TensorInfo& info = file.tensors()[index];
     for (FormatAnalysis& f : analysis.formats) {
       const TensorOutcome outcome{f.format.name, f.stats, settings_.block > 0, f.best, f.underflow_at_best};
-      results_.push_back({file.path(), info.name, f.format.name, f.scale, std::move(f.measures), outcome,
+      results_.push_back({in.model, file.path(), info.name, f.format.name, f.scale, index, std::move(f.measures), outcome,
                           analysis.input.amax});
       if (settings_.keep_blocks) {
         blocks_.push_back({file.path(), info.name, f.format.name, static_cast<std::uint64_t>(settings_.block), std::move(f.blocks)});
       }
     }
-    histograms_.push_back({file.path(), info.name, std::move(analysis.input)});
+    histograms_.push_back({in.model, file.path(), info.name, index, std::move(analysis.input)});
   }
 
   std::string json() const {
     nlohmann::ordered_json out;
-    out["policy"] = describe(settings_.policy);
+    out["policy"] = policy_text_;
     out["results"] = nlohmann::ordered_json::array();
     for (const Result& r : results_) {
       nlohmann::ordered_json j;
@@ -281,15 +311,20 @@ class Analyzer {
   }
 };
 
-int run_analyze(const AnalyzeArgs& args) {
-  Analyzer analyzer(args);
-  analyzer.run();
+// Writes the output files, then prints the table (and verdict) --full asks for.
+void print(const Analyzer& analyzer, const AnalyzeArgs& args) {
   analyzer.write_outputs();
   if (args.full) {
     analyzer.print_full_table();
   } else {
     analyzer.print_compact();
   }
+}
+
+int run_analyze(const AnalyzeArgs& args) {
+  Analyzer analyzer(args);
+  analyzer.run();
+  print(analyzer, args);
   return 0;
 }
 
@@ -297,7 +332,9 @@ const bool registered = register_command({
     "analyze", "what each format and scale does to the tensors of .npy, safetensors, raw or CSV files", 70,
     [](CLI::App& sub) {
       auto args = std::make_shared<AnalyzeArgs>();
-      sub.add_option("PATH", args->paths, "tensor files: .npy, .safetensors, .csv, or raw binary with --dtype")->required();
+      sub.add_option("PATH", args->paths,
+                     "tensor files: .npy, .safetensors, .csv, raw binary with --dtype, or a sharded checkpoint "
+                     "(*.safetensors.index.json, or a folder holding model.safetensors.index.json)")->required();
       sub.add_option("--formats", args->formats, "formats to compare")->capture_default_str();
       add_policy_options(sub, args->policy, false);
       sub.add_option("--seed", args->seed, "seed of the random draws for --round sr (element i draws RandomStream{seed}.draw(i), half of splitmix64(seed, i / 2))");
@@ -313,6 +350,8 @@ const bool registered = register_command({
       sub.add_option("--block-csv", args->block_csv, "with --block: one row per block and format (amax, scale_log2, counts, errors)");
       sub.add_option("--threads", args->threads, "threads measuring chunks of a tensor (default: every core)");
       sub.add_option("--json", args->json, "everything as JSON");
+      sub.add_option("--partial", args->partial, "also save the results for `fmtcheck merge` (runs over parts of the inputs add up exactly)");
+      sub.add_option("--shard", args->shards, "with a checkpoint index: analyze only this shard (its file name; repeatable)");
       sub.add_flag("--full", args->full,
                    "print one row per tensor and format with every measure (default: a table per file that fits 100 "
                    "columns, and a verdict per format)");
@@ -320,4 +359,22 @@ const bool registered = register_command({
     }});
 
 }  // namespace
+
+int print_merged(AnalysisRun run, const MergeOutputs& outputs) {
+  // The settings that shape the output, as the partials recorded them (read_partial checked their types).
+  AnalyzeArgs args;
+  args.formats = run.options.at("formats").get<std::string>();
+  args.scale = run.options.at("scale").get<std::string>();
+  args.block = run.options.at("block").get<int>();
+  args.scale_rule = run.options.at("scale_rule").get<std::string>();
+  args.csv = outputs.csv;
+  args.histogram_csv = outputs.histogram_csv;
+  args.json = outputs.json;
+  args.full = outputs.full;
+  Analyzer analyzer(args);
+  analyzer.load(std::move(run));
+  print(analyzer, args);
+  return 0;
+}
+
 }  // namespace fmtcheck::cli
