@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-REQUIRED = ["numpy", "ml_dtypes", "safetensors", "pandas"]
+REQUIRED = ["numpy", "ml_dtypes", "safetensors", "pandas", "distributed"]
 
 
 def pytest_configure(config):
@@ -18,7 +18,7 @@ def pytest_configure(config):
             missing.append(name)
     if missing:
         pytest.exit("missing pip packages for the analysis tests: " + ", ".join(missing) +
-                    " (pip install numpy ml_dtypes safetensors pandas)", returncode=3)
+                    " (pip install numpy ml_dtypes safetensors pandas distributed)", returncode=3)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,8 @@ import struct
 import numpy as np
 import pytest
 
+from clean_failure import assert_clean_failure
+
 
 def npy_bytes(array, version=(1, 0)):
     import io
@@ -48,17 +50,6 @@ CASES = {
     "raw_shape_size": ("x.bin", GOOD.tobytes(), ["--dtype", "fp32", "--shape", "3,3"], "shape and size disagree"),
     "raw_size": ("x.bin", GOOD.tobytes()[:-1], ["--dtype", "fp32"], "not a multiple"),
 }
-
-
-def assert_clean_failure(r, tmp_path, names, message):
-    assert r.returncode == 2, r.stdout + r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1, r.stderr
-    assert message in lines[0], lines[0]
-    for name in names:
-        assert name in lines[0], lines[0]
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".") or p.suffix in (".csv", ".json") and p.name.startswith("out")]
-    assert leftovers == [], leftovers
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
