@@ -30,7 +30,12 @@ TEST_CASE("the other axes parse their documented names only") {
   CHECK_FALSE(parse_subnormals("flush").has_value());
   CHECK(parse_tininess("before") == Tininess::before);
   CHECK(parse_nan_convention("cuda") == NanConvention::cuda);
-  CHECK_FALSE(parse_nan_convention("x86").has_value());
+  CHECK(parse_nan_convention("x86") == NanConvention::x86);
+  CHECK(parse_nan_convention("arm-dn") == NanConvention::canonical);
+  CHECK_FALSE(parse_nan_convention("sse").has_value());
+  CHECK(parse_overflow("satprop") == Overflow::satprop);
+  CHECK(parse_overflow("satpropagate") == Overflow::satprop);
+  CHECK(to_string(Overflow::satprop) == "satprop");
 }
 
 TEST_CASE("the default policy is IEEE round-to-nearest-even without saturation") {

@@ -11,10 +11,10 @@ Policy policy_from_text(const PolicyText& o) {
     return *parsed;
   };
   p.rounding = need(parse_rounding(o.round), "--round", o.round, "rne, rna, rtz, rup, rdn, rto, sr");
-  p.overflow = need(parse_overflow(o.overflow), "--overflow", o.overflow, "sat, nosat");
+  p.overflow = need(parse_overflow(o.overflow), "--overflow", o.overflow, "sat, nosat, satprop");
   p.subnormals = need(parse_subnormals(o.subnormals), "--subnormals", o.subnormals, "keep, ftz, daz, ftz+daz");
   p.tininess = need(parse_tininess(o.tininess), "--tininess", o.tininess, "after, before");
-  p.nan = need(parse_nan_convention(o.nan), "--nan", o.nan, "ieee, cuda, canonical");
+  p.nan = need(parse_nan_convention(o.nan), "--nan", o.nan, "ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, canonical");
   if (p.rounding == Rounding::sr) {
     if (o.sr_bits < 1 || o.sr_bits > 32) throw std::invalid_argument("--round sr needs --sr-bits between 1 and 32");
     if (o.sr_bits < 32 && (o.sr_random >> o.sr_bits) != 0) {

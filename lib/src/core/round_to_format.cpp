@@ -127,9 +127,11 @@ Conversion zero_result(const Rounder& r, bool sign, Flags flags) {
   return {signed_code(r, sign && f.has_negative_zero(), 0), flags};
 }
 
-// Overflow follows IEEE 754: directed modes that round toward zero give the
-// largest finite value, the others infinity; a format without infinity gives
-// NaN instead, and one without NaN too (MX FP6/FP4) always saturates.
+// Overflow of a finite value follows IEEE 754 under nosat: directed modes
+// that round toward zero give the largest finite value, the others
+// infinity; a format without infinity gives NaN instead, and one without
+// NaN too (MX FP6/FP4) always saturates. sat and satprop give the largest
+// finite value.
 [[gnu::noinline]] Conversion overflow_result(const Rounder& r, bool sign) {
   const Format& f = r.format();
   const Policy& p = r.policy();
@@ -137,13 +139,15 @@ Conversion zero_result(const Rounder& r, bool sign, Flags flags) {
   const Rounding mode = p.rounding;
   const bool toward_zero = mode == Rounding::rtz || mode == Rounding::rto ||
                            (mode == Rounding::rup && sign) || (mode == Rounding::rdn && !sign);
-  if (p.overflow == Overflow::sat || toward_zero || f.specials == Specials::none) {
+  if (p.overflow != Overflow::nosat || toward_zero || f.specials == Specials::none) {
     return {signed_code(r, sign, r.max_finite_code()), flags | Flag::saturated};
   }
   if (f.has_inf()) return {signed_code(r, sign, f.infinity_code()), flags};
   return nan_result(r, sign, flags);
 }
 
+// An infinite input: +-max under sat; infinity (NaN in a format without
+// infinity) under nosat and satprop, which saturates finite values only.
 Conversion infinity_result(const Rounder& r, bool sign) {
   const Format& f = r.format();
   if (!f.is_signed && sign) return nan_result(r, sign, Flag::invalid);
