@@ -2,8 +2,11 @@
 the inputs that exercise one, and gfloat's conversions. Nothing here calls
 fmtcheck."""
 import numpy as np
-from gfloat import Domain, RoundMode, Signedness, decode_ndarray, encode_ndarray, round_ndarray
+from gfloat import Domain, Signedness, decode_ndarray, encode_ndarray, round_ndarray
 from gfloat.formats import format_info_p3109
+
+from oracles import GFLOAT_MODE
+from sample_inputs import random_float32
 
 # fmtcheck's name -> gfloat's FormatInfo, every member of the family:
 # precision 1..7 signed, 1..8 unsigned, extended (with infinities) or finite.
@@ -13,17 +16,6 @@ MEMBERS = {
                           Domain.Extended if extended else Domain.Finite)
     for signed in (True, False) for extended in (True, False) for p in range(1, 8 if signed else 9)
 }
-
-# fmtcheck --round -> gfloat RoundMode (sr: see oracles.GFLOAT_MODE).
-MODES = {
-    "rne": RoundMode.TiesToEven,
-    "rna": RoundMode.TiesToAway,
-    "rtz": RoundMode.TowardZero,
-    "rup": RoundMode.TowardPositive,
-    "rdn": RoundMode.TowardNegative,
-    "sr": RoundMode.StochasticFastest,
-}
-
 
 def code_values(fi):
     """Value of every code (NaN for the NaN code), decoded by gfloat."""
@@ -54,12 +46,7 @@ def random_inputs(fi, count, rng):
     from three binades below the smallest subnormal to two above max."""
     lo = max(1, 127 - fi.bias - fi.precision - 3)
     hi = min(254, 127 + int(np.floor(np.log2(fi.max))) + 2)
-    n_any = count // 8
-    any_bits = rng.integers(0, 1 << 32, n_any, dtype=np.uint64).astype(np.uint32)
-    exp = rng.integers(lo, hi + 1, count - n_any, dtype=np.uint32)
-    bits = (rng.integers(0, 2, exp.size, dtype=np.uint32) << np.uint32(31)) | (exp << np.uint32(23)) \
-        | rng.integers(0, 1 << 23, exp.size, dtype=np.uint32)
-    return np.concatenate([any_bits, bits]).view(np.float32)
+    return random_float32(lo, hi, count, rng)
 
 
 def in_gfloat_domain(fi, x):
@@ -79,8 +66,8 @@ def gfloat_codes(fi, x, mode, overflow, srbits=None, srnumbits=0):
         x64 = x.astype(np.float64)
         if overflow == "satprop":
             sat = np.isfinite(x64)
-            r = np.where(sat, round_ndarray(fi, x64, MODES[mode], True, **kwargs),
-                         round_ndarray(fi, x64, MODES[mode], False, **kwargs))
+            r = np.where(sat, round_ndarray(fi, x64, GFLOAT_MODE[mode], True, **kwargs),
+                         round_ndarray(fi, x64, GFLOAT_MODE[mode], False, **kwargs))
         else:
-            r = round_ndarray(fi, x64, MODES[mode], overflow == "sat", **kwargs)
+            r = round_ndarray(fi, x64, GFLOAT_MODE[mode], overflow == "sat", **kwargs)
         return encode_ndarray(fi, r).astype(np.uint64)

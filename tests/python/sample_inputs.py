@@ -59,6 +59,12 @@ def random_inputs(target, count, rng):
     bias = target.gfloat.bias
     lo = max(1, 127 - bias - target.mantissa_bits - 3)
     hi = min(254, 127 + (1 << target.exponent_bits) - bias + 2)
+    return random_float32(lo, hi, count, rng)
+
+
+def random_float32(lo, hi, count, rng):
+    """count float32 inputs: one in eight any bit pattern, the rest with a
+    random sign and mantissa and an exponent field from lo to hi."""
     n_any = count // 8
     any_bits = rng.integers(0, 1 << 32, n_any, dtype=np.uint64).astype(np.uint32)
     exp = rng.integers(lo, hi + 1, count - n_any, dtype=np.uint32)

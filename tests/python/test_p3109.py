@@ -15,15 +15,13 @@ member: precision 1..7 signed, 1..8 unsigned, extended and finite (30).
 - Stochastic rounding (sr with n random bits) against gfloat's
   StochasticFastest, which rounds away iff frac + r * 2^-n >= 1 as sr does.
 """
-import csv
-import io
-import subprocess
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from convert_cli import convert_float32
+from test_decode_values import oracle_class, values_rows
 from p3109_oracle import MEMBERS, boundary_inputs, code_values, gfloat_codes, in_gfloat_domain, random_inputs
 
 NAMES = list(MEMBERS)
@@ -32,29 +30,16 @@ OVERFLOWS = ["nosat", "sat", "satprop"]
 RANDOM_PER_COMBINATION = 1500
 
 
-def gfloat_class(fi, code, value):
-    if np.isnan(value):
-        return "nan"
-    if np.isinf(value):
-        return "inf"
-    if value == 0:
-        return "zero"
-    exponent_field = (code & 0x7F if fi.is_signed else code) >> (fi.precision - 1)
-    return "subnormal" if exponent_field == 0 else "normal"
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_every_code_decodes_as_gfloat(cli, name):
     fi = MEMBERS[name]
-    run = subprocess.run([cli, "values", name, "--csv"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    rows = list(csv.DictReader(io.StringIO(run.stdout)))
+    rows = values_rows(cli, name)
     assert len(rows) == 256
     values = code_values(fi)
     for code, (row, value) in enumerate(zip(rows, values)):
         where = f"{name} code {code:#04x}: {row}, gfloat {value}"
         assert row["code"] == f"0x{code:02x}", where
-        assert row["class"] == gfloat_class(fi, code, value), where
+        assert row["class"] == oracle_class(value, 2.0 ** (1 - fi.bias), True), where
         if np.isnan(value):
             assert row["value"] in ("nan", "-nan"), where
         elif np.isinf(value):
