@@ -31,6 +31,7 @@
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "fmtcheck/core/flags.hpp"
@@ -286,6 +287,7 @@ class Table {
         const Int mask = pow2(n) - 1;
         return k + (Int(p.random_bits) & mask) > mask;
       }
+      case Rounding::sr_rne: throw std::logic_error("the arithmetic reference does not model sr-rne");
     }
     return false;
   }

@@ -107,4 +107,7 @@ TEST_CASE("convert_batch serves every IEEE P3109 member through the core, under 
     }
   }
   check_pair<std::uint8_t>(*p3109_format(3, true, true), Policy{.rounding = Rounding::sr, .random_bits = 5, .random_bit_count = 3});
+  check_pair<std::uint8_t>(*p3109_format(3, true, true),
+                           Policy{.rounding = Rounding::sr_rne, .random_bits = 3, .random_bit_count = 3});
+  check_pair<std::uint16_t>(formats::bf16, Policy{.rounding = Rounding::sr_rne, .random_bits = 1, .random_bit_count = 1});
 }

@@ -12,8 +12,9 @@ member: precision 1..7 signed, 1..8 unsigned, extended and finite (30).
   float32 inputs (about 1.1 x 10^6 inputs in all, 70 s on two cores: the
   CLI converts about 25,000 inputs a second). test_p3109_every_float32.py
   proves whole sweeps of every float32.
-- Stochastic rounding (sr with n random bits) against gfloat's
-  StochasticFastest, which rounds away iff frac + r * 2^-n >= 1 as sr does.
+- Stochastic rounding with n random bits: sr against gfloat's
+  StochasticFastest (round away iff frac + r * 2^-n >= 1), sr-rne against
+  its Stochastic (frac * 2^n rounded to nearest even first).
 """
 from fractions import Fraction
 
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 from convert_cli import convert_float32
+from sample_inputs import fraction_points
 from test_decode_values import oracle_class, values_rows
 from p3109_oracle import MEMBERS, boundary_inputs, code_values, gfloat_codes, in_gfloat_domain, random_inputs
 
@@ -92,13 +94,15 @@ def test_conversion_matches_gfloat(cli, name, mode, overflow):
     assert_negative_into_unsigned_is_nan(fi, x, got)
 
 
+@pytest.mark.parametrize("mode", ["sr", "sr-rne"])
 @pytest.mark.parametrize("n_bits,draw", [(1, 1), (3, 5), (8, 0), (8, 255), (13, 4097)])
 @pytest.mark.parametrize("name", ["binary8p1se", "binary8p3se", "binary8p4sf", "binary8p7sf", "binary8p5ue", "binary8p8uf"])
-def test_stochastic_rounding_matches_gfloat(cli, name, n_bits, draw):
+def test_stochastic_rounding_matches_gfloat(cli, name, n_bits, draw, mode):
     fi = MEMBERS[name]
     rng = np.random.default_rng([NAMES.index(name), n_bits, draw])
-    x = np.concatenate([boundary_inputs(fi), random_inputs(fi, 1000, rng)])
-    got = convert_float32(cli, name, x, ["--round", "sr", "--sr-bits", str(n_bits), "--sr-random", str(draw)])
+    ties = fraction_points(code_values(fi), 8)  # the fraction's ties for n = 1, 2
+    x = np.concatenate([boundary_inputs(fi), ties, random_inputs(fi, 1000, rng)])
+    got = convert_float32(cli, name, x, ["--round", mode, "--sr-bits", str(n_bits), "--sr-random", str(draw)])
     keep = in_gfloat_domain(fi, x)
-    want = gfloat_codes(fi, x[keep], "sr", "nosat", srbits=np.full(keep.sum(), draw), srnumbits=n_bits)
-    assert_matches(fi, name, x[keep], got[keep], want, f"sr {n_bits} bits, draw {draw}")
+    want = gfloat_codes(fi, x[keep], mode, "nosat", srbits=np.full(keep.sum(), draw), srnumbits=n_bits)
+    assert_matches(fi, name, x[keep], got[keep], want, f"{mode} {n_bits} bits, draw {draw}")

@@ -40,10 +40,7 @@ std::optional<Format> p3109_format(int precision, bool is_signed, bool extended)
   f.is_signed = is_signed;
   f.extended = extended;
   f.storage_bits = 8;
-  f.name = "binary8p";  // appended piece by piece: g++ 12 warns (-Wrestrict, falsely) on "..." + std::string
-  f.name += std::to_string(precision);
-  f.name += is_signed ? 's' : 'u';
-  f.name += extended ? 'e' : 'f';
+  f.name = std::string("binary8p").append(std::to_string(precision)).append(is_signed ? "s" : "u").append(extended ? "e" : "f");
   return f;
 }
 

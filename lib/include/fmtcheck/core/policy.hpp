@@ -17,7 +17,11 @@ enum class Rounding : std::uint8_t {
   rdn,  // toward -infinity
   rto,  // to odd (truncate, then set the last bit if inexact)
   sr,   // stochastic: round away iff floor(frac * 2^n) + random >= 2^n
+  sr_rne,  // stochastic: the same with frac * 2^n rounded to nearest even, not down (gfloat's Stochastic)
 };
+
+// Whether a mode draws random bits.
+constexpr bool is_stochastic(Rounding r) { return r == Rounding::sr || r == Rounding::sr_rne; }
 
 // The names of IEEE P3109's saturation modes follow each.
 enum class Overflow : std::uint8_t {
@@ -55,7 +59,7 @@ struct Policy {
   NanConvention nan = NanConvention::ieee;
   // Stochastic rounding: the caller's random bits (low random_bit_count bits used).
   std::uint32_t random_bits = 0;
-  int random_bit_count = 0;  // 1..32 when rounding == sr
+  int random_bit_count = 0;  // 1..32 when is_stochastic(rounding)
 
   [[nodiscard]] bool flush_inputs() const {
     return subnormals == Subnormals::daz || subnormals == Subnormals::ftz_daz;
