@@ -205,7 +205,8 @@ bool rounds_up(Rounding mode, int q, bool odd, bool negative) {
     case Rounding::rup: return !negative;
     case Rounding::rdn: return negative;
     case Rounding::rto: return !odd;
-    case Rounding::sr: return false;
+    case Rounding::sr:
+    case Rounding::sr_rne: return false;
   }
   return false;
 }

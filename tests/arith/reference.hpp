@@ -31,6 +31,7 @@
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "fmtcheck/core/flags.hpp"
@@ -156,7 +157,9 @@ class Table {
 
   Expected infinity(bool sign) const {
     if (!f_.is_signed && sign) return created_nan(sign, Flag::invalid);
+    // SatPropagate (satprop) keeps infinities, as nosat does.
     if (policy_.overflow == Overflow::sat) return max_value(sign, Flag::saturated);
+    if (f_.extended) return {(sign ? sign_bit() : 0) | extended_infinity(), {}};
     switch (f_.specials) {
       case Specials::ieee: return {(sign ? sign_bit() : 0) | f_.infinity_code(), {}};
       case Specials::none: return max_value(sign, Flags(Flag::saturated) | Flag::invalid);
@@ -222,6 +225,10 @@ class Table {
       v.cls = Class::nan;
       return v;
     }
+    if (f_.extended && magnitude == extended_infinity()) {
+      v.cls = Class::inf;
+      return v;
+    }
     // value = significand * 2^(exponent - bias - m); q makes it an integer.
     const bool sub = f_.has_subnormals && field == 0;
     const Int significand = sub ? Int(mant) : Int(mant + (std::uint64_t{1} << m));
@@ -232,6 +239,13 @@ class Table {
     return v;
   }
 
+  // IEEE P3109's extended formats: the magnitude below the NaN is infinity
+  // (0x7F signed, whose NaN is 0x80; 0xFE unsigned, whose NaN is 0xFF).
+  std::uint64_t extended_infinity() const {
+    const std::uint64_t all_ones = (std::uint64_t{1} << (f_.exponent_bits + f_.mantissa_bits)) - 1;
+    return f_.specials == Specials::fn ? all_ones - 1 : all_ones;
+  }
+
   // x < v for v on the grid.
   static bool below(const Exact& x, const Int& v) { return x.scaled < v; }
 
@@ -240,10 +254,12 @@ class Table {
     const bool toward_zero =
         r == Rounding::rtz || r == Rounding::rto || (r == Rounding::rup && sign) || (r == Rounding::rdn && !sign);
     const Flags flags = Flags(Flag::overflow) | Flag::inexact;
-    if (policy_.overflow == Overflow::sat || toward_zero || f_.specials == Specials::none) {
+    // sat (SatFinite) and satprop (SatPropagate) both saturate a finite overflow.
+    if (policy_.overflow != Overflow::nosat || toward_zero || f_.specials == Specials::none) {
       return max_value(sign, flags | Flag::saturated);
     }
     if (f_.specials == Specials::ieee) return {(sign ? sign_bit() : 0) | f_.infinity_code(), flags};
+    if (f_.extended) return {(sign ? sign_bit() : 0) | extended_infinity(), flags};
     return created_nan(sign, flags);
   }
 
@@ -271,6 +287,7 @@ class Table {
         const Int mask = pow2(n) - 1;
         return k + (Int(p.random_bits) & mask) > mask;
       }
+      case Rounding::sr_rne: throw std::logic_error("the arithmetic reference does not model sr-rne");
     }
     return false;
   }

@@ -96,3 +96,33 @@ TEST_CASE("conversion between every pair of small formats and into fp16/bf16, ev
     }
   }
 }
+
+TEST_CASE("IEEE P3109 members: every operand pair of add, sub, mul, div and every sqrt, each saturation mode") {
+  // Signed extended with P = 1 (no mantissa bits) and 3, unsigned extended
+  // and signed finite; OvfInf, SatFinite and SatPropagate in rne, and
+  // SatPropagate in rdn (its directed overflow to max and to infinity).
+  const Policy policies[] = {Policy{}, Policy{.overflow = Overflow::sat}, Policy{.overflow = Overflow::satprop},
+                             Policy{.rounding = Rounding::rdn, .overflow = Overflow::satprop}};
+  for (const Format& f : {*p3109_format(1, true, true), *p3109_format(3, true, true), *p3109_format(5, false, true),
+                          *p3109_format(6, true, false)}) {
+    reference::Table table(f);
+    reference::Arithmetic ref(table);
+    for (const Policy& p : policies) {
+      ref.set_policy(p);
+      std::uint64_t mismatches = 0;
+      std::string first;
+      for (std::uint64_t a = 0; a < 256; ++a) {
+        std::string what;
+        if (!agrees(sqrt(f, a, p), ref.sqrt(a), "sqrt", f, p, {a}, what) && mismatches++ == 0) first = what;
+        for (std::uint64_t b = 0; b < 256; ++b) {
+          const bool ok = agrees(add(f, a, b, p), ref.add(a, b), "add", f, p, {a, b}, what) &&
+                          agrees(sub(f, a, b, p), ref.sub(a, b), "sub", f, p, {a, b}, what) &&
+                          agrees(mul(f, a, b, p), ref.mul(a, b), "mul", f, p, {a, b}, what) &&
+                          agrees(div(f, a, b, p), ref.div(a, b), "div", f, p, {a, b}, what);
+          if (!ok && mismatches++ == 0) first = what;
+        }
+      }
+      CHECK_MESSAGE(mismatches == 0, mismatches, " mismatches; first: ", first);
+    }
+  }
+}

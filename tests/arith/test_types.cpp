@@ -75,6 +75,24 @@ TEST_CASE("numeric_limits of every value type agree with the format facts and DE
   static_assert(std::numeric_limits<tf32>::max().bits() == 0x7F7FE000u);
 }
 
+TEST_CASE("IEEE P3109 value types: the family's layout, limits and infinities") {
+  // Max and smallest positive values as gfloat's format_info_p3109 gives them.
+  check_limits<binary8<3>>(*p3109_format(3, true, true), 49152, 0x1p-17);
+  check_limits<binary8<1>>(*p3109_format(1, true, true), 0x1p62, 0x1p-63);
+  check_limits<binary8<7, true, false>>(*p3109_format(7, true, false), 1.984375, 0x1p-6);
+  check_limits<binary8<5, false, true>>(*p3109_format(5, false, true), 232, 0x1p-11);
+  check_limits<binary8<8, false, false>>(*p3109_format(8, false, false), 1.984375, 0x1p-7);
+  // The signed finite p4 is E4M3FNUZ's encoding, and takes that preset's name.
+  CHECK(binary8<4, true, false>::format() == formats::e4m3fnuz);
+  using p3 = binary8<3>;
+  static_assert(std::numeric_limits<p3>::infinity().bits() == 0x7F);
+  static_assert(std::numeric_limits<p3>::quiet_NaN().bits() == 0x80);
+  CHECK((std::numeric_limits<p3>::max() + std::numeric_limits<p3>::max()).bits() == 0x7F);  // OvfInf
+  CHECK((-std::numeric_limits<p3>::infinity()).bits() == 0xFF);
+  CHECK((-p3(0.0)).bits() == 0x00);  // no negative zero
+  CHECK(std::isnan(static_cast<double>(std::numeric_limits<p3>::infinity() - std::numeric_limits<p3>::infinity())));
+}
+
 TEST_CASE("a user format from a layout") {
   using e6m9 = basic_float<Layout{6, 9, 31}>;
   CHECK(e6m9::format().name == "e6m9");

@@ -63,8 +63,10 @@ __attribute__((target("f16c"))) float f16c_decode(std::uint16_t h) { return _cvt
 
 }  // namespace
 
-TEST_CASE("decode_batch == the scalar decode on every code of every 8- and 16-bit preset") {
-  for (const Format& f : preset_formats()) {
+TEST_CASE("decode_batch == the scalar decode on every code of every 8- and 16-bit preset and P3109 member") {
+  std::vector<Format> all(preset_formats().begin(), preset_formats().end());
+  all.insert(all.end(), p3109_formats().begin(), p3109_formats().end());
+  for (const Format& f : all) {
     if (f.storage_bits > 16) continue;
     CAPTURE(f.name);
     for (const int rounds : {1, 4}) {  // value by value, then the table (formats with a kernel: it both times)

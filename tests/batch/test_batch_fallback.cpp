@@ -96,3 +96,18 @@ TEST_CASE("convert_batch through the core: bits and flag counts == the core valu
   check_pair<std::uint32_t>(formats::fp32, Policy{.subnormals = Subnormals::ftz});
   check_pair<std::uint64_t>(formats::fp64, Policy{.subnormals = Subnormals::daz});
 }
+
+TEST_CASE("convert_batch serves every IEEE P3109 member through the core, under each saturation mode") {
+  // No P3109 pair is among the kernel's proven pairs, so every one falls
+  // back to the core; the core itself is proven against gfloat
+  // (tests/python/test_p3109.py).
+  for (const Format& f : p3109_formats()) {
+    for (const Overflow o : {Overflow::nosat, Overflow::sat, Overflow::satprop}) {
+      check_pair<std::uint8_t>(f, Policy{.rounding = Rounding::rdn, .overflow = o});
+    }
+  }
+  check_pair<std::uint8_t>(*p3109_format(3, true, true), Policy{.rounding = Rounding::sr, .random_bits = 5, .random_bit_count = 3});
+  check_pair<std::uint8_t>(*p3109_format(3, true, true),
+                           Policy{.rounding = Rounding::sr_rne, .random_bits = 3, .random_bit_count = 3});
+  check_pair<std::uint16_t>(formats::bf16, Policy{.rounding = Rounding::sr_rne, .random_bits = 1, .random_bit_count = 1});
+}

@@ -114,7 +114,7 @@ def test_table_output(fmtcheck):
     (["1", "--to", "fp16", "--overflow", "clamp"], ["--overflow", "clamp"]),
     (["1", "--to", "fp16", "--subnormals", "flush"], ["--subnormals"]),
     (["1", "--to", "fp16", "--tininess", "never"], ["--tininess"]),
-    (["1", "--to", "fp16", "--nan", "arm"], ["--nan"]),
+    (["1", "--to", "fp16", "--nan", "sparc"], ["--nan"]),
     (["1", "--to", "fp16", "--sr-bits", "4"], ["--sr-bits"]),              # sr bits without sr
     (["1", "--to", "fp16", "--round", "sr"], ["--sr-bits"]),               # sr without bits
     (["1", "--to", "fp16", "--round", "sr", "--sr-bits", "2", "--sr-random", "4"], ["--sr-random"]),
@@ -126,3 +126,14 @@ def test_table_output(fmtcheck):
 ])
 def test_bad_input(fmtcheck, args, words):
     assert_usage_error(fmtcheck("convert", *args), *words)
+
+
+def test_p3109_names_and_saturation(fmtcheck):
+    # 1e6 overflows binary8p3se (max 49152): OvfInf gives +inf (0x7f),
+    # SatFinite and SatPropagate +max (0x7e); an infinite input stays
+    # infinite under SatPropagate only.
+    for overflow, big, inf in [("nosat", "0x7f", "0x7f"), ("sat", "0x7e", "0x7e"), ("satprop", "0x7e", "0x7f")]:
+        run = fmtcheck("convert", "--to", "binary8p3se", "--overflow", overflow, "--json", "1e6", "inf")
+        assert run.returncode == 0, run.stderr
+        assert [row["bits"] for row in json.loads(run.stdout)] == [big, inf]
+    assert_usage_error(fmtcheck("convert", "1", "--to", "binary8p8se"), "binary8p8se")

@@ -69,3 +69,20 @@ def test_table_lists_every_preset(fmtcheck):
 ])
 def test_bad_input(fmtcheck, args, words):
     assert_usage_error(fmtcheck("ranges", *args), *words)
+
+
+def test_p3109_family(fmtcheck):
+    # gfloat's format_info_p3109: binary8p3se max 1.5 * 2^15, min normal
+    # 2^-15, min subnormal 2^-17, +inf 0x7f, NaN 0x80; binary8p1uf (no
+    # mantissa bits) max 2^126 and no subnormal but zero; binary8p8ue +inf
+    # 0xfe, NaN 0xff.
+    r = fmtcheck("ranges", "--formats", "p3109", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {row["format"]: row for row in json.loads(r.stdout)}
+    assert len(rows) == 30
+    p3 = rows["binary8p3se"]
+    assert (p3["max_finite"], p3["min_normal"], p3["min_subnormal"], p3["inf"], p3["nan_encodings"]) == \
+        (49152.0, 2.0**-15, 2.0**-17, "0x7f", "0x80")
+    p1 = rows["binary8p1uf"]
+    assert (p1["max_finite"], p1["min_subnormal"], p1["inf"], p1["nan_encodings"]) == (2.0**126, None, None, "0xff")
+    assert (rows["binary8p8ue"]["inf"], rows["binary8p8ue"]["nan_encodings"]) == ("0xfe", "0xff")

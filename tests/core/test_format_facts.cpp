@@ -189,3 +189,35 @@ TEST_CASE("parse_format: errors name the problem") {
     CHECK_THROWS_AS(format_from_string(text), std::invalid_argument);
   }
 }
+
+TEST_CASE("parse_format: the IEEE P3109 binary8 family") {
+  // The report's names, gfloat's, and binary8pP for the signed extended member.
+  for (const Format& f : p3109_formats()) {
+    CAPTURE(f.name);
+    CHECK(format_from_string(f.name) == f);
+  }
+  CHECK(p3109_formats().size() == 30);
+  CHECK(format_from_string("binary8p3") == format_from_string("binary8p3se"));
+  CHECK(format_from_string("p3109_k8p4uf") == format_from_string("binary8p4uf"));
+  CHECK(format_from_string("Binary8P5SF").name == "binary8p5sf");
+  const Format p3 = format_from_string("binary8p3se");
+  CHECK(p3.exponent_bits == 5);
+  CHECK(p3.mantissa_bits == 2);
+  CHECK(p3.bias == 16);
+  CHECK(classify(p3, 0x7F) == ValueClass::inf);
+  CHECK(classify(p3, 0xFF) == ValueClass::inf);
+  CHECK(classify(p3, 0x80) == ValueClass::nan);
+  CHECK(classify(p3, 0x7E) == ValueClass::normal);
+  const Format u = format_from_string("binary8p8ue");
+  CHECK(u.exponent_bits == 1);
+  CHECK(u.bias == 1);
+  CHECK(classify(u, 0xFE) == ValueClass::inf);
+  CHECK(classify(u, 0xFF) == ValueClass::nan);
+  CHECK(classify(u, 0x7F) == ValueClass::subnormal);
+  std::string error;
+  CHECK_FALSE(parse_format("binary8p8se", &error).has_value());
+  CHECK(error.find("P 1..7 signed") != std::string::npos);
+  CHECK_FALSE(parse_format("binary8p0ue").has_value());
+  CHECK_FALSE(parse_format("binary8p3sx").has_value());
+  CHECK_FALSE(parse_format("p3109_k8p3").has_value());  // gfloat's names spell both letters
+}

@@ -12,7 +12,7 @@
 using namespace fmtcheck;
 
 TEST_CASE("every rounding mode name parses back to itself") {
-  for (const char* name : {"rne", "rna", "rtz", "rup", "rdn", "rto", "sr"}) {
+  for (const char* name : {"rne", "rna", "rtz", "rup", "rdn", "rto", "sr", "sr-rne"}) {
     const auto r = parse_rounding(name);
     REQUIRE(r.has_value());
     CHECK(to_string(*r) == name);
@@ -30,7 +30,12 @@ TEST_CASE("the other axes parse their documented names only") {
   CHECK_FALSE(parse_subnormals("flush").has_value());
   CHECK(parse_tininess("before") == Tininess::before);
   CHECK(parse_nan_convention("cuda") == NanConvention::cuda);
-  CHECK_FALSE(parse_nan_convention("x86").has_value());
+  CHECK(parse_nan_convention("x86") == NanConvention::x86);
+  CHECK(parse_nan_convention("arm-dn") == NanConvention::canonical);
+  CHECK_FALSE(parse_nan_convention("sse").has_value());
+  CHECK(parse_overflow("satprop") == Overflow::satprop);
+  CHECK(parse_overflow("satpropagate") == Overflow::satprop);
+  CHECK(to_string(Overflow::satprop) == "satprop");
 }
 
 TEST_CASE("the default policy is IEEE round-to-nearest-even without saturation") {
@@ -68,11 +73,14 @@ TEST_CASE("policy_from_text: the words of every axis, and what it rejects") {
     }
     FAIL("accepted " << words);
   };
-  rejected(PolicyText{.round = "nearest"}, "bad --round 'nearest': expected one of rne, rna, rtz, rup, rdn, rto, sr");
-  rejected(PolicyText{.overflow = "clip"}, "bad --overflow 'clip': expected one of sat, nosat");
+  rejected(PolicyText{.round = "nearest"}, "bad --round 'nearest': expected one of rne, rna, rtz, rup, rdn, rto, sr, sr-rne");
+  rejected(PolicyText{.overflow = "clip"}, "bad --overflow 'clip': expected one of sat, nosat, satprop");
+  rejected(PolicyText{.nan = "mips"},
+           "bad --nan 'mips': expected one of ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, canonical");
   rejected(PolicyText{.round = "sr"}, "--round sr needs --sr-bits between 1 and 32");
+  rejected(PolicyText{.round = "sr-rne"}, "--round sr-rne needs --sr-bits between 1 and 32");
   rejected(PolicyText{.round = "sr", .sr_random = 4, .sr_bits = 2}, "--sr-random 4 does not fit in 2 bits");
-  rejected(PolicyText{.sr_bits = 3}, "--sr-bits applies only to --round sr");
+  rejected(PolicyText{.sr_bits = 3}, "--sr-bits applies only to --round sr and sr-rne");
   const Policy sr = policy_from_text(PolicyText{.round = "sr", .sr_random = 3, .sr_bits = 2});
   CHECK(sr.random_bit_count == 2);
   CHECK(sr.random_bits == 3);

@@ -107,7 +107,12 @@ const Policy kPolicies[] = {
     Policy{.rounding = Rounding::sr, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
     Policy{.rounding = Rounding::sr, .random_bits = 0xFFu, .random_bit_count = 8},
     Policy{.rounding = Rounding::sr, .random_bits = 1, .random_bit_count = 1},
+    // sr-rne rounds the fraction up first: a value one binade lower than
+    // under sr can still round away.
+    Policy{.rounding = Rounding::sr_rne, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
+    Policy{.rounding = Rounding::sr_rne, .random_bits = 1, .random_bit_count = 1},
     Policy{.overflow = Overflow::sat},
+    Policy{.overflow = Overflow::satprop},
     Policy{.subnormals = Subnormals::ftz},
     Policy{.subnormals = Subnormals::daz},
     Policy{.tininess = Tininess::before},

@@ -78,16 +78,18 @@ def splitmix64_draws(seed, n):
     return (z >> (np.uint64(32) * (q & np.uint64(1)))) & np.uint64(0xFFFFFFFF)
 
 
-@pytest.mark.parametrize("sr_bits", [1, 3, 8, 13])
+# sr-rne shares sr's draws (the parallel path hands every stochastic mode
+# one per value); two widths of it keep the test short.
+@pytest.mark.parametrize("mode,sr_bits", [("sr", 1), ("sr", 3), ("sr", 8), ("sr", 13), ("sr-rne", 3), ("sr-rne", 8)])
 @pytest.mark.parametrize("name", ["e4m3", "e5m2", "e2m1", "tf32"])
-def test_stochastic_rounding_draws_per_value(name, sr_bits):
+def test_stochastic_rounding_draws_per_value(name, mode, sr_bits):
     target = TARGETS[name]
     x = sample(name, 8000, seed=sr_bits)
-    got = bits(fmtcheck.convert(x, name, round="sr", sr_bits=sr_bits, seed=12345), name)
+    got = bits(fmtcheck.convert(x, name, round=mode, sr_bits=sr_bits, seed=12345), name)
     draws = splitmix64_draws(12345, x.size) & np.uint64((1 << sr_bits) - 1)
     keep = gfloat_domain(target, x)
-    want = gfloat_bits(target, x[keep], "sr", False, srbits=draws[keep], srnumbits=sr_bits)
-    assert_same(target, x[keep], got[keep], want, "gfloat sr")
+    want = gfloat_bits(target, x[keep], mode, False, srbits=draws[keep], srnumbits=sr_bits)
+    assert_same(target, x[keep], got[keep], want, "gfloat " + mode)
 
 
 @pytest.mark.parametrize("name", ["bf16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "e2m3", "e3m2", "e2m1"])

@@ -53,7 +53,8 @@ TARGETS = {t.name: t for t in [
 
 # fmtcheck --round name -> gfloat's RoundMode. fmtcheck's sr rounds away iff
 # floor(frac * 2^n) + r >= 2^n, which for an integer r is gfloat's
-# StochasticFastest test frac + r * 2^-n >= 1.
+# StochasticFastest test frac + r * 2^-n >= 1; sr-rne rounds frac * 2^n to
+# nearest even instead of down, as gfloat's Stochastic does.
 GFLOAT_MODE = {
     "rne": RoundMode.TiesToEven,
     "rna": RoundMode.TiesToAway,
@@ -61,6 +62,7 @@ GFLOAT_MODE = {
     "rup": RoundMode.TowardPositive,
     "rdn": RoundMode.TowardNegative,
     "sr": RoundMode.StochasticFastest,
+    "sr-rne": RoundMode.Stochastic,
 }
 
 

@@ -22,7 +22,7 @@ def _around(values):
     return np.concatenate([near, -near])
 
 
-def _code_values(target):
+def code_values(target):
     """Every finite value of an 8-bit format, decoded by ml_dtypes."""
     codes = np.arange(1 << (target.storage_bits), dtype=np.uint64)
     codes = codes[codes < (1 << (1 + target.exponent_bits + target.mantissa_bits))]
@@ -41,11 +41,21 @@ def _tf32_edges():
     return bits.view(np.float32)
 
 
+def fraction_points(values, parts):
+    """The points j/parts of the way between neighbouring magnitudes in
+    values (j = 1 .. parts - 1), both signs: the ties stochastic rounding
+    with sr-rne meets when it rounds the fraction to log2(parts) - 1 bits."""
+    v = np.unique(np.abs(values[np.isfinite(values)]))
+    j = np.arange(1, parts, dtype=np.float64)[:, None]
+    points = (v[:-1] + (v[1:] - v[:-1]) * j / parts).ravel().astype(np.float32)
+    return np.concatenate([points, -points])
+
+
 def boundary_inputs(target):
     if target.name == "tf32":
         edges = _tf32_edges()
     else:
-        v = _code_values(target)
+        v = code_values(target)
         mids = (v[1:] + v[:-1]) / 2
         top = v[-1] + (v[-1] - v[-2]) / 2  # the overflow tie above max
         edges = np.concatenate([v, mids, [top, 2 * v[-1], v[v > 0][0] / 2, v[v > 0][0] / 4]])
@@ -59,6 +69,12 @@ def random_inputs(target, count, rng):
     bias = target.gfloat.bias
     lo = max(1, 127 - bias - target.mantissa_bits - 3)
     hi = min(254, 127 + (1 << target.exponent_bits) - bias + 2)
+    return random_float32(lo, hi, count, rng)
+
+
+def random_float32(lo, hi, count, rng):
+    """count float32 inputs: one in eight any bit pattern, the rest with a
+    random sign and mantissa and an exponent field from lo to hi."""
     n_any = count // 8
     any_bits = rng.integers(0, 1 << 32, n_any, dtype=np.uint64).astype(np.uint32)
     exp = rng.integers(lo, hi + 1, count - n_any, dtype=np.uint32)

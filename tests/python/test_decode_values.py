@@ -26,12 +26,17 @@ def oracle_class(value, smallest_normal, has_subnormals):
     return "subnormal" if abs(value) < smallest_normal and has_subnormals else "normal"
 
 
+def values_rows(cli, name):
+    """The rows of `fmtcheck values NAME --csv`: code, class, value."""
+    run = subprocess.run([cli, "values", name, "--csv"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return list(csv.DictReader(io.StringIO(run.stdout)))
+
+
 @pytest.mark.parametrize("name", FORMATS)
 def test_every_code_decodes_as_ml_dtypes(cli, name):
     target = TARGETS[name]
-    run = subprocess.run([cli, "values", name, "--csv"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    rows = list(csv.DictReader(io.StringIO(run.stdout)))
+    rows = values_rows(cli, name)
     width = 1 + target.exponent_bits + target.mantissa_bits - (1 if name == "e8m0" else 0)
     assert len(rows) == 1 << width
     digits = target.storage_bits // 4

@@ -16,7 +16,7 @@ import pytest
 
 from convert_cli import convert_float32
 from oracles import TARGETS, gfloat_bits, gfloat_domain, is_nan_bits
-from sample_inputs import boundary_inputs, random_inputs
+from sample_inputs import boundary_inputs, code_values, fraction_points, random_inputs
 
 FORMATS = ["tf32", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "e2m3", "e3m2", "e2m1", "e8m0"]
 MODES = ["rne", "rna", "rtz", "rup", "rdn"]
@@ -77,4 +77,21 @@ def test_stochastic_rounding_matches_gfloat(cli, name, n_bits, draw):
     policy = ["--round", "sr", "--sr-bits", str(n_bits), "--sr-random", str(draw)]
     got = convert_float32(cli, name, x, policy)
     assert_matches_gfloat(target, x, got, "sr", False, sr_draw=draw, sr_bits=n_bits)
+    assert_outside_gfloat(target, x, got)
+
+
+# sr-rne: gfloat's Stochastic rounds frac * 2^n to nearest even before
+# adding r, as sr-rne does. Draws at the ends and in the middle; the inputs
+# j/8 of the way between neighbours of the 8-bit formats are the ties of
+# the fraction for n = 1 and 2.
+@pytest.mark.parametrize("n_bits,draw", [(1, 0), (1, 1), (2, 1), (8, 127), (32, 2**31 - 1)])
+@pytest.mark.parametrize("name", FORMATS)
+def test_stochastic_rne_rounding_matches_gfloat(cli, name, n_bits, draw):
+    target = TARGETS[name]
+    rng = np.random.default_rng([FORMATS.index(name), n_bits, draw, 1])
+    ties = fraction_points(code_values(target), 8) if target.storage_bits == 8 else np.empty(0, np.float32)
+    x = np.concatenate([boundary_inputs(target), ties, random_inputs(target, 3000, rng)])
+    policy = ["--round", "sr-rne", "--sr-bits", str(n_bits), "--sr-random", str(draw)]
+    got = convert_float32(cli, name, x, policy)
+    assert_matches_gfloat(target, x, got, "sr-rne", False, sr_draw=draw, sr_bits=n_bits)
     assert_outside_gfloat(target, x, got)

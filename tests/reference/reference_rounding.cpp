@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace fmtcheck::reference {
 namespace {
@@ -114,6 +115,7 @@ bool rounds_to_upper(const Real& v, const Real& lo, const Real& hi, int versus_m
       const Real threshold = lo + ldexp((hi - lo) * Real((std::uint64_t{1} << n) - r), -n);
       return v >= threshold;
     }
+    case Rounding::sr_rne: throw std::logic_error("the reference does not model sr-rne");
   }
   return false;
 }

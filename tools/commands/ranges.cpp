@@ -36,7 +36,7 @@ int run_ranges(const std::string& list, bool csv, bool json) {
     const FormatFacts r = facts(f);
     auto number = [&](double v) { return csv ? shortest(v) : with_power(v); };
     table.add_row({f.name, std::to_string(f.width()), std::to_string(f.exponent_bits), std::to_string(f.mantissa_bits),
-                   std::to_string(f.bias), std::string(to_string(f.specials)), number(r.max_finite), number(r.min_normal),
+                   std::to_string(f.bias), specials_name(f), number(r.max_finite), number(r.min_normal),
                    r.min_subnormal ? number(*r.min_subnormal) : "none", number(r.epsilon), number(r.ulp_one),
                    number(r.unit_roundoff), std::to_string(r.digits10), std::to_string(r.max_digits10),
                    std::to_string(r.finite_codes), std::to_string(r.finite_values),
@@ -62,7 +62,7 @@ const bool registered = register_command({
       auto list = std::make_shared<std::string>();
       auto csv = std::make_shared<bool>(false);
       auto json = std::make_shared<bool>(false);
-      sub.add_option("--formats", *list, "comma-separated formats (default: every preset)");
+      sub.add_option("--formats", *list, "comma-separated formats, p3109 for that whole family (default: every preset)");
       auto* c = sub.add_flag("--csv", *csv, "CSV with every column");
       auto* j = sub.add_flag("--json", *json, "JSON with every field");
       c->excludes(j);

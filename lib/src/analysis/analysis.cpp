@@ -57,7 +57,7 @@ FlagCounts convert_scaled(std::span<const double> x, const Format& f, const Poli
   const Rounder round(f, p);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const Conversion c = round(unpack(x[i] * static_cast<double>(scale)),
-                               p.rounding == Rounding::sr ? draws.draw(i) : p.random_bits);
+                               is_stochastic(p.rounding) ? draws.draw(i) : p.random_bits);
     codes[i] = static_cast<Code>(c.bits);
     counts.add(c.flags);
   }

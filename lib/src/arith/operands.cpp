@@ -1,30 +1,33 @@
 // The operand rules every arithmetic operation shares: daz, NaN propagation
 // and the default NaN of an invalid operation (IEEE 754 §6.2, §7.2).
 #include "arith/exact.hpp"
+#include "fmtcheck/core/nan_rules.hpp"
 
 namespace fmtcheck::arith {
 
 std::optional<Conversion> propagate_nan(std::span<const Unpacked* const> operands, const Format& to,
                                         const Policy& p) {
   const Unpacked* first = nullptr;
-  bool signaling = false;
+  const Unpacked* first_signaling = nullptr;
   for (const Unpacked* x : operands) {
     if (!x->is_nan()) continue;
     if (first == nullptr) first = x;
-    signaling = signaling || x->signaling;
+    if (x->signaling && first_signaling == nullptr) first_signaling = x;
   }
   if (first == nullptr) return std::nullopt;
+  const bool signaling = first_signaling != nullptr;
+  if (signaling && signaling_operand_first(p.nan)) first = first_signaling;
   Conversion c = round_to_format(*first, to, p);
   if (signaling) c.flags |= Flag::invalid;
   return c;
 }
 
 Conversion invalid_operation(const Format& to, const Policy& p) {
-  // x86's default NaN ("QNaN floating-point indefinite") is negative with
-  // only the quiet bit set; the NaN convention then decides the bits.
+  // The platform's default NaN, quiet bit only, with its sign (x86's is
+  // negative, ARM's positive); the NaN convention then decides the bits.
   Unpacked nan;
   nan.kind = Unpacked::Kind::nan;
-  nan.sign = true;
+  nan.sign = default_nan_negative(p.nan);
   nan.significand = std::uint64_t{1} << 63;
   Conversion c = round_to_format(nan, to, p);
   c.flags |= Flag::invalid;

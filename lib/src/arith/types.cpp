@@ -15,11 +15,16 @@ Format format_of(const Layout& l) {
   f.is_signed = l.is_signed;
   f.has_subnormals = l.has_subnormals;
   f.pad_bits = l.pad_bits;
+  f.extended = l.extended;
   const int bits = l.width() + l.pad_bits;
   f.storage_bits = bits <= 8 ? 8 : bits <= 16 ? 16 : bits <= 32 ? 32 : 64;
-  // A preset with the same encoding lends its name (and compares equal to it).
+  // A preset (or P3109 member) with the same encoding lends its name (and
+  // compares equal to it).
   for (const Format& preset : preset_formats()) {
     if (same_encoding(f, preset)) return preset;
+  }
+  for (const Format& member : p3109_formats()) {
+    if (same_encoding(f, member)) return member;
   }
   // Constructed, then appended to: g++ 12 warns on "e" + std::string&& and
   // on assigning "e" with a false -Wrestrict inside std::string (GCC bug

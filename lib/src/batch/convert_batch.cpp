@@ -25,7 +25,7 @@ FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const
                                 " bits but " + to.name + " is stored in " + std::to_string(to.storage_bits));
   }
   if (out.size() < in.size()) throw std::invalid_argument("convert_batch: output shorter than input");
-  const bool stochastic = p.rounding == Rounding::sr;
+  const bool stochastic = is_stochastic(p.rounding);
   const bool from_array = stochastic && !draws.array.empty();
   if (from_array && draws.array.size() < in.size()) {
     throw std::invalid_argument("convert_batch: fewer random draws than values");

@@ -61,7 +61,7 @@ void convert_with_core(const Format& f, const Policy& p, const float* in, std::s
                        FlagCounts* counts) {
   if (n == 0) return;  // a kernel's usual empty remainder: no Rounder to derive
   const Rounder round(f, p);
-  const bool stochastic = p.rounding == Rounding::sr;
+  const bool stochastic = is_stochastic(p.rounding);
   const auto random_bits = [&](std::size_t i) { return stochastic ? draw(i) : p.random_bits; };
   const auto convert = [&](std::size_t i) {
     const Conversion c = round(unpack(in[i]), random_bits(i));

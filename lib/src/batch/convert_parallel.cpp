@@ -21,7 +21,7 @@ constexpr std::size_t chunk = std::size_t{1} << 18;
 template <typename T>
 FlagCounts convert_chunk(std::span<const float> x, std::uint64_t first, const Format& to, const Policy& p, std::span<T> out,
                          std::uint64_t seed) {
-  if (p.rounding == Rounding::sr) return convert_batch(x, to, p, out, RandomStream{seed, first});
+  if (is_stochastic(p.rounding)) return convert_batch(x, to, p, out, RandomStream{seed, first});
   return convert_batch(x, to, p, out);
 }
 
@@ -32,7 +32,7 @@ FlagCounts convert_chunk(std::span<const double> x, std::uint64_t first, const F
   Policy each = p;
   const RandomStream draws{seed, first};
   for (std::size_t i = 0; i < x.size(); ++i) {
-    if (p.rounding == Rounding::sr) each.random_bits = draws.draw(i);  // the core uses the low random_bit_count bits
+    if (is_stochastic(p.rounding)) each.random_bits = draws.draw(i);  // the core uses the low random_bit_count bits
     const Conversion c = convert(x[i], to, each);
     out[i] = static_cast<T>(c.bits);
     counts.add(c.flags);

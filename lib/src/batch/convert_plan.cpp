@@ -111,7 +111,8 @@ std::optional<ConvertPlan> make_convert_plan(const Format& f, const Policy& p) {
   }
   plan.overflow_is_nan = !f.has_inf();
   plan.negative_zero = f.has_negative_zero();
-  plan.saturate_always = p.overflow == Overflow::sat || f.specials == Specials::none;
+  // Finite overflow only: infinite inputs go to the core, where sat and satprop differ.
+  plan.saturate_always = p.overflow != Overflow::nosat || f.specials == Specials::none;
   plan.flush_inputs = p.flush_inputs();
   plan.flush_results = p.flush_results();
   plan.tiny_after = p.tininess == Tininess::after;

@@ -170,6 +170,7 @@ std::optional<SmallFloatDecode> small_float_decode(const Format& f) {
     case Specials::fnuz: k.negative_zero_is_nan = true; break;
     case Specials::none: break;
   }
+  if (f.extended) k.inf_magnitude = static_cast<std::uint32_t>(f.infinity_code());
   return k;
 }
 

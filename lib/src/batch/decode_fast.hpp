@@ -32,7 +32,7 @@ struct SmallFloatDecode {
   std::uint32_t mantissa_bits = 0;
   std::uint32_t normal_offset = 0;   // (127 - bias) << 23: rebiases a normal code moved into float32's fields
   float subnormal_scale = 0;         // 2^(min_exponent - mantissa_bits): a subnormal is its mantissa times this
-  std::uint32_t inf_magnitude = ~0u; // the magnitude that is infinity (ieee formats), or none
+  std::uint32_t inf_magnitude = ~0u; // the magnitude that is infinity (ieee, extended), or none
   std::uint32_t nan_above = ~0u;     // magnitudes above this are NaN (ieee, fn), or none
   bool negative_zero_is_nan = false; // fnuz: the code with only the sign bit set
 };

@@ -46,11 +46,13 @@ FormatFacts facts(const Format& f) {
       break;
     }
     case Specials::fn:
+      if (f.extended) r.pos_inf_bits = f.to_storage(f.infinity_code());
       r.nan_codes = f.is_signed ? 2 : 1;
       r.nan_encodings = to_hex(f, f.to_storage(f.magnitude_mask()));
       if (f.is_signed) r.nan_encodings += ", " + to_hex(f, f.to_storage(f.sign_bit() | f.magnitude_mask()));
       break;
     case Specials::fnuz:
+      if (f.extended) r.pos_inf_bits = f.to_storage(f.infinity_code());
       r.nan_codes = 1;
       r.nan_encodings = to_hex(f, f.to_storage(f.sign_bit()));
       break;
@@ -70,7 +72,7 @@ Record facts_record(const Format& f) {
           {"exponent_bits", i(f.exponent_bits)},
           {"mantissa_bits", i(f.mantissa_bits)},
           {"bias", i(f.bias)},
-          {"specials", std::string(to_string(f.specials))},
+          {"specials", specials_name(f)},
           {"signed", f.is_signed},
           {"max_finite", r.max_finite},
           {"min_normal", r.min_normal},

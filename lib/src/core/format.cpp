@@ -26,6 +26,12 @@ std::string_view to_string(Specials s) {
   return "?";
 }
 
+std::string specials_name(const Format& f) {
+  std::string name(to_string(f.specials));
+  if (f.extended && f.specials != Specials::ieee) name += "+inf";
+  return name;
+}
+
 std::vector<std::uint64_t> every_code(const Format& f) {
   if (f.width() > 16) {
     throw std::invalid_argument("format " + f.name + " has " + std::to_string(f.width()) +
@@ -51,6 +57,7 @@ ValueClass classify(const Format& f, std::uint64_t bits) {
       break;
     case Specials::none: break;
   }
+  if (f.extended && mag == f.infinity_code()) return ValueClass::inf;
   if (!f.has_subnormals) return ValueClass::normal;
   if (mag == 0) return ValueClass::zero;
   if ((mag >> f.mantissa_bits) == 0) return ValueClass::subnormal;

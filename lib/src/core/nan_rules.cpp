@@ -1,8 +1,23 @@
-// Which NaN a conversion produces, per convention. Every platform rule that
-// fmtcheck knows is here and nowhere else.
+// Which NaN a conversion or an operation produces, per convention. Every
+// platform rule that fmtcheck knows is here and nowhere else.
 //
 //   ieee       quiet NaN keeping the sign and the payload's high bits: what
-//              x86 F16C (vcvtps2ph) and IEEE 754's recommendation do.
+//              x86 F16C (vcvtps2ph) and IEEE 754's recommendation do; a NaN
+//              a conversion creates keeps the input's sign, one an invalid
+//              operation creates is x86's default NaN (negative, quiet).
+//   x86        SSE/AVX/F16C (Intel SDM vol. 1 §4.8.3.5 and §4.8.3.7, table
+//              4-7): as ieee, but every created NaN is the default NaN
+//              "QNaN floating-point indefinite" (0xFE00, 0xFFC00000): sign
+//              set, quiet bit only. Of two NaN operands, the first is kept.
+//              Berkeley SoftFloat's 8086 and 8086-SSE specialisations.
+//   arm        ARM with FPCR.DN = 0 (Arm ARM: FPConvertNaN, FPProcessNaNs,
+//              FPDefaultNaN): a NaN input keeps sign and payload, quieted;
+//              a signaling NaN operand wins over a quiet one; a created NaN
+//              is the default NaN, positive (0x7E00, 0x7FC00000). SoftFloat's
+//              ARM-VFPv2 specialisation.
+//   canonical  positive, quiet bit only (0x7E00 for fp16): ARM with
+//              FPCR.DN = 1, RISC-V (every NaN result is canonical), and
+//              SoftFloat's ARM-VFPv2-defaultNaN and RISCV specialisations.
 //   cuda       NVIDIA's host conversions from float (cuda_fp16.h,
 //              cuda_bf16.h, cuda_fp8.h, cuda_fp6.h): a NaN input becomes the
 //              all-ones positive code (0x7FFF, 0x7F, 0x7FFFFFFF); a NaN the
@@ -11,47 +26,76 @@
 //              FP4) give +max finite. (cuda_fp8.h's double -> E5M2 path keeps
 //              sign and payload instead; conversions from float, the common
 //              case, are the convention.)
-//   canonical  positive, quiet bit only (0x7E00 for fp16).
+//   numpy      numpy's float16 casts (npy_floatbits_to_halfbits,
+//              npy_doublebits_to_halfbits): sign and the payload's high
+//              bits kept as they are, not quieted (0x7F800001 -> 0x7C01);
+//              a payload whose kept bits are all zero becomes 1 so the code
+//              stays a NaN. numpy's arithmetic runs on x86: created NaNs are
+//              negative.
+//   ml_dtypes  ml_dtypes' casts: quiet, the input's sign, payload dropped
+//              (0x7FC12345 -> bf16 0x7FC0); into MX FP6/FP4, which have no
+//              NaN, the zero of the opposite sign (+NaN -> -0), as
+//              ml_dtypes 0.5-0.6 give it.
 //
-// Formats whose only NaN is fixed (fn: S.1...1, fnuz: 0x80) can differ only
-// in the sign, and only for fn. For formats without NaN (MX FP6/FP4) the
-// conversion is invalid and the stand-in is +max (cuda) or zero with the NaN's
-// sign (ieee) or +0 (canonical).
+// Formats whose only NaN is fixed (fn: S.1...1, fnuz and P3109 signed:
+// 0x80) can differ only in the sign, and only for fn. For formats without
+// NaN (MX FP6/FP4) the conversion is invalid and the stand-in is +max
+// (cuda), zero with the NaN's sign (ieee, x86, arm, numpy), the opposite
+// zero (ml_dtypes) or +0 (canonical).
 #include "fmtcheck/core/nan_rules.hpp"
 
 namespace fmtcheck {
+namespace {
+
+// Whether a convention keeps a NaN input's sign.
+bool keeps_sign(NanConvention c) { return c != NanConvention::cuda && c != NanConvention::canonical; }
+
+}  // namespace
 
 std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_t payload) {
-  const std::uint64_t sign_bit = sign ? f.sign_bit() : 0;
+  const std::uint64_t sign_bit = sign && keeps_sign(c) ? f.sign_bit() : 0;
   switch (f.specials) {
     case Specials::ieee: {
       const int m = f.mantissa_bits;
       const std::uint64_t quiet = std::uint64_t{1} << (m - 1);
+      const std::uint64_t kept = payload >> (64 - m);
       switch (c) {
-        case NanConvention::ieee: return sign_bit | f.infinity_code() | quiet | (payload >> (64 - m));
+        case NanConvention::ieee:
+        case NanConvention::x86:
+        case NanConvention::arm: return sign_bit | f.infinity_code() | quiet | kept;
+        case NanConvention::numpy: return sign_bit | f.infinity_code() | (kept == 0 ? 1 : kept);
+        case NanConvention::ml_dtypes: return sign_bit | f.infinity_code() | quiet;
         case NanConvention::cuda: return f.magnitude_mask();
         case NanConvention::canonical: return f.infinity_code() | quiet;
       }
       break;
     }
     case Specials::fn:
-      return (c == NanConvention::ieee ? sign_bit : 0) | f.magnitude_mask();
+      return sign_bit | f.magnitude_mask();
     case Specials::fnuz:
       return f.sign_bit();
     case Specials::none:
       switch (c) {
-        case NanConvention::ieee: return sign_bit;
         case NanConvention::cuda: return f.max_finite_code();
-        case NanConvention::canonical: return 0;
+        case NanConvention::ml_dtypes: return sign ? 0 : f.sign_bit();
+        default: return sign_bit;
       }
-      break;
   }
   return 0;
 }
 
+bool default_nan_negative(NanConvention c) {
+  return c == NanConvention::ieee || c == NanConvention::x86 || c == NanConvention::numpy ||
+         c == NanConvention::ml_dtypes;
+}
+
 std::uint64_t created_nan_code(const Format& f, NanConvention c, bool sign) {
   if (c == NanConvention::cuda && f.specials == Specials::fn) return (sign ? f.sign_bit() : 0) | f.magnitude_mask();
-  return nan_code(f, c, sign, 0);
+  // x86 and ARM create their default NaN whatever the input's sign.
+  if (c == NanConvention::x86 || c == NanConvention::arm) sign = default_nan_negative(c);
+  return nan_code(f, c, sign, std::uint64_t{1} << 63);
 }
+
+bool signaling_operand_first(NanConvention c) { return c == NanConvention::arm; }
 
 }  // namespace fmtcheck

@@ -62,10 +62,15 @@ std::optional<Format> parse_format(std::string_view text, std::string* error) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (const Alias* a = find_alias(lower)) return *a->format;
+  if (auto p3109 = parse_p3109_name(lower)) return p3109;
+  if (lower.starts_with("binary8p") || lower.starts_with("p3109_")) {
+    return fail(error, "unknown P3109 format '" + std::string(text) +
+                           "': expected binary8p<P><s|u><e|f> with P 1..7 signed, 1..8 unsigned");
+  }
 
   // eXmY[ieee|fn|fnuz|ns][_bN]
   std::string_view s = lower;
-  const std::string hint = "expected a preset (see `fmtcheck ranges`) or eXmY[ieee|fn|fnuz|ns][_bN]";
+  const std::string hint = "expected a preset (see `fmtcheck ranges`), eXmY[ieee|fn|fnuz|ns][_bN] or binary8p<P><s|u><e|f>";
   int e = 0;
   int m = 0;
   if (s.empty() || s.front() != 'e') return fail(error, "unknown format '" + std::string(text) + "': " + hint);
@@ -144,7 +149,12 @@ std::vector<Format> format_list_from_string(std::string_view text) {
   std::vector<Format> out;
   for (std::size_t start = 0; start <= text.size();) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) out.push_back(format_from_string(text.substr(start, comma - start)));
+    const std::string_view item = text.substr(start, comma - start);
+    if (item == "p3109") {
+      out.insert(out.end(), p3109_formats().begin(), p3109_formats().end());
+    } else if (!item.empty()) {
+      out.push_back(format_from_string(item));
+    }
     start = comma + 1;
   }
   if (out.empty()) throw std::invalid_argument("empty format list '" + std::string(text) + "'");

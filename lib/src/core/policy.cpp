@@ -23,15 +23,21 @@ std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& ta
   return "?";
 }
 
-constexpr std::array<std::pair<std::string_view, Rounding>, 7> kRounding{{
+constexpr std::array<std::pair<std::string_view, Rounding>, 8> kRounding{{
     {"rne", Rounding::rne}, {"rna", Rounding::rna}, {"rtz", Rounding::rtz}, {"rup", Rounding::rup},
-    {"rdn", Rounding::rdn}, {"rto", Rounding::rto}, {"sr", Rounding::sr}}};
-constexpr std::array<std::pair<std::string_view, Overflow>, 2> kOverflow{{{"sat", Overflow::sat}, {"nosat", Overflow::nosat}}};
+    {"rdn", Rounding::rdn}, {"rto", Rounding::rto}, {"sr", Rounding::sr}, {"sr-rne", Rounding::sr_rne}}};
+// The first name of each value is the one fmtcheck prints; P3109's names
+// follow in lower case.
+constexpr std::array<std::pair<std::string_view, Overflow>, 6> kOverflow{{
+    {"sat", Overflow::sat}, {"nosat", Overflow::nosat}, {"satprop", Overflow::satprop},
+    {"satfinite", Overflow::sat}, {"ovfinf", Overflow::nosat}, {"satpropagate", Overflow::satprop}}};
 constexpr std::array<std::pair<std::string_view, Subnormals>, 4> kSubnormals{{
     {"keep", Subnormals::keep}, {"ftz", Subnormals::ftz}, {"daz", Subnormals::daz}, {"ftz+daz", Subnormals::ftz_daz}}};
 constexpr std::array<std::pair<std::string_view, Tininess>, 2> kTininess{{{"after", Tininess::after}, {"before", Tininess::before}}};
-constexpr std::array<std::pair<std::string_view, NanConvention>, 3> kNan{{
-    {"ieee", NanConvention::ieee}, {"cuda", NanConvention::cuda}, {"canonical", NanConvention::canonical}}};
+constexpr std::array<std::pair<std::string_view, NanConvention>, 9> kNan{{
+    {"ieee", NanConvention::ieee}, {"cuda", NanConvention::cuda}, {"canonical", NanConvention::canonical},
+    {"x86", NanConvention::x86}, {"arm", NanConvention::arm}, {"numpy", NanConvention::numpy},
+    {"ml_dtypes", NanConvention::ml_dtypes}, {"arm-dn", NanConvention::canonical}, {"riscv", NanConvention::canonical}}};
 
 }  // namespace
 

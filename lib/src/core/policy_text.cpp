@@ -10,13 +10,15 @@ Policy policy_from_text(const PolicyText& o) {
     if (!parsed) throw std::invalid_argument("bad " + option + " '" + value + "': expected one of " + allowed);
     return *parsed;
   };
-  p.rounding = need(parse_rounding(o.round), "--round", o.round, "rne, rna, rtz, rup, rdn, rto, sr");
-  p.overflow = need(parse_overflow(o.overflow), "--overflow", o.overflow, "sat, nosat");
+  p.rounding = need(parse_rounding(o.round), "--round", o.round, "rne, rna, rtz, rup, rdn, rto, sr, sr-rne");
+  p.overflow = need(parse_overflow(o.overflow), "--overflow", o.overflow, "sat, nosat, satprop");
   p.subnormals = need(parse_subnormals(o.subnormals), "--subnormals", o.subnormals, "keep, ftz, daz, ftz+daz");
   p.tininess = need(parse_tininess(o.tininess), "--tininess", o.tininess, "after, before");
-  p.nan = need(parse_nan_convention(o.nan), "--nan", o.nan, "ieee, cuda, canonical");
-  if (p.rounding == Rounding::sr) {
-    if (o.sr_bits < 1 || o.sr_bits > 32) throw std::invalid_argument("--round sr needs --sr-bits between 1 and 32");
+  p.nan = need(parse_nan_convention(o.nan), "--nan", o.nan, "ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, canonical");
+  if (is_stochastic(p.rounding)) {
+    if (o.sr_bits < 1 || o.sr_bits > 32) {
+      throw std::invalid_argument("--round " + o.round + " needs --sr-bits between 1 and 32");
+    }
     if (o.sr_bits < 32 && (o.sr_random >> o.sr_bits) != 0) {
       throw std::invalid_argument("--sr-random " + std::to_string(o.sr_random) + " does not fit in " +
                                   std::to_string(o.sr_bits) + " bits");
@@ -24,7 +26,7 @@ Policy policy_from_text(const PolicyText& o) {
     p.random_bit_count = o.sr_bits;
     p.random_bits = o.sr_random;
   } else if (o.sr_bits != 0) {
-    throw std::invalid_argument("--sr-bits applies only to --round sr");
+    throw std::invalid_argument("--sr-bits applies only to --round sr and sr-rne");
   }
   return p;
 }

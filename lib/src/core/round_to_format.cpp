@@ -21,6 +21,7 @@ struct Truncated {
   std::uint64_t kept = 0;    // integer part of significand / 2^shift
   Tail tail = Tail::exact;   // where the discarded part lies relative to half an ulp
   std::uint64_t sr_top = 0;  // first random_bit_count bits of the discarded part
+  Tail sr_rest = Tail::exact;  // the bits below those, relative to half of sr_top's last bit
 };
 
 // Without branches, which random data would mispredict: with the sticky bit
@@ -31,6 +32,20 @@ Tail classify_tail(std::uint64_t rem2, std::uint64_t half2) {
   return static_cast<Tail>(int{rem2 != 0} + int{rem2 >= half2} + int{rem2 > half2});
 }
 
+// Where the significand's low_bits lowest bits and the sticky bit lie
+// relative to half a unit of the bit above them (low_bits <= 0: only the
+// sticky bit lies below).
+Tail rest_below(std::uint64_t sig, bool sticky, std::int64_t low_bits) {
+  if (low_bits <= 0) return sticky ? Tail::below_half : Tail::exact;
+  if (low_bits < 64) {
+    const std::uint64_t low = sig & ((std::uint64_t{1} << low_bits) - 1);
+    return classify_tail((low << 1) | std::uint64_t{sticky}, std::uint64_t{1} << low_bits);
+  }
+  // As truncate_all's shift of 64: the last bit joins the sticky bit.
+  if (low_bits == 64) return classify_tail(((sig >> 1) << 1) | std::uint64_t{sticky || (sig & 1) != 0}, std::uint64_t{1} << 63);
+  return (sig != 0 || sticky) ? Tail::below_half : Tail::exact;
+}
+
 // A shift of 64 or more: the whole significand is discarded (values far
 // below the format's smallest subnormal).
 Truncated truncate_all(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits) {
@@ -38,12 +53,14 @@ Truncated truncate_all(std::uint64_t sig, bool sticky, std::int64_t shift, int s
   if (shift == 64) {
     // Drop the significand's last bit into the sticky bit: the same tail
     // against half = 2^63 as against 2^62 one bit lower.
-    t.tail = classify_tail(((sig >> 1) << 1) | std::uint64_t{sticky || (sig & 1) != 0}, std::uint64_t{1} << 63);
-    if (sr_bits > 0) t.sr_top = sig >> (64 - sr_bits);
-    return t;
+    t.tail = rest_below(sig, sticky, 64);
+  } else {
+    t.tail = (sig != 0 || sticky) ? Tail::below_half : Tail::exact;
   }
-  t.tail = (sig != 0 || sticky) ? Tail::below_half : Tail::exact;
-  if (sr_bits > 0 && shift - sr_bits < 64) t.sr_top = sig >> (shift - sr_bits);
+  if (sr_bits > 0) {
+    if (shift - sr_bits < 64) t.sr_top = sig >> (shift - sr_bits);
+    t.sr_rest = rest_below(sig, sticky, shift - sr_bits);
+  }
   return t;
 }
 
@@ -56,6 +73,7 @@ Truncated split(std::uint64_t sig, bool sticky, std::int64_t shift, int sr_bits)
   t.tail = classify_tail((rem << 1) | std::uint64_t{sticky}, std::uint64_t{1} << shift);
   if (sr_bits > 0) {
     t.sr_top = sr_bits <= shift ? rem >> (shift - sr_bits) : rem << (sr_bits - shift);
+    t.sr_rest = rest_below(sig, sticky, shift - sr_bits);
   }
   return t;
 }
@@ -77,7 +95,8 @@ constexpr bool deterministic_away(Rounding mode, Tail tail, bool sign, bool code
     case Rounding::rup: return inexact && !sign;
     case Rounding::rdn: return inexact && sign;
     case Rounding::rto: return inexact && !code_odd;
-    case Rounding::sr: break;
+    case Rounding::sr:
+    case Rounding::sr_rne: break;
   }
   return false;
 }
@@ -95,14 +114,18 @@ constexpr std::uint16_t away_bits(Rounding mode) {
 }
 constexpr std::uint16_t kAwayBits[] = {away_bits(Rounding::rne), away_bits(Rounding::rna), away_bits(Rounding::rtz),
                                        away_bits(Rounding::rup), away_bits(Rounding::rdn), away_bits(Rounding::rto),
-                                       0};
-static_assert(static_cast<int>(Rounding::sr) == 6, "kAwayBits lists the modes in their order, sr last");
+                                       0, 0};
+static_assert(static_cast<int>(Rounding::sr) == 6 && static_cast<int>(Rounding::sr_rne) == 7,
+              "kAwayBits lists the modes in their order, the stochastic ones last");
 
 // Whether to take the upper neighbour c + 1 instead of the truncated code c.
 bool round_away(const Policy& p, std::uint32_t random_bits, const Truncated& t, bool sign, bool code_odd) {
-  if (p.rounding == Rounding::sr) {
+  if (is_stochastic(p.rounding)) {
     const std::uint64_t mask = (std::uint64_t{1} << p.random_bit_count) - 1;
-    return t.tail != Tail::exact && t.sr_top + (random_bits & mask) > mask;
+    // sr-rne first rounds the discarded fraction to random_bit_count bits,
+    // ties to even; it may become 2^n, which every draw rounds away.
+    const bool up = p.rounding == Rounding::sr_rne && t.sr_rest + int(t.sr_top & 1) > Tail::half;
+    return t.tail != Tail::exact && t.sr_top + std::uint64_t{up} + (random_bits & mask) > mask;
   }
   const unsigned index = unsigned{t.tail} | unsigned{code_odd} << 2 | unsigned{sign} << 3;
   return ((kAwayBits[static_cast<int>(p.rounding)] >> index) & 1u) != 0;
@@ -127,9 +150,11 @@ Conversion zero_result(const Rounder& r, bool sign, Flags flags) {
   return {signed_code(r, sign && f.has_negative_zero(), 0), flags};
 }
 
-// Overflow follows IEEE 754: directed modes that round toward zero give the
-// largest finite value, the others infinity; a format without infinity gives
-// NaN instead, and one without NaN too (MX FP6/FP4) always saturates.
+// Overflow of a finite value follows IEEE 754 under nosat: directed modes
+// that round toward zero give the largest finite value, the others
+// infinity; a format without infinity gives NaN instead, and one without
+// NaN too (MX FP6/FP4) always saturates. sat and satprop give the largest
+// finite value.
 [[gnu::noinline]] Conversion overflow_result(const Rounder& r, bool sign) {
   const Format& f = r.format();
   const Policy& p = r.policy();
@@ -137,13 +162,15 @@ Conversion zero_result(const Rounder& r, bool sign, Flags flags) {
   const Rounding mode = p.rounding;
   const bool toward_zero = mode == Rounding::rtz || mode == Rounding::rto ||
                            (mode == Rounding::rup && sign) || (mode == Rounding::rdn && !sign);
-  if (p.overflow == Overflow::sat || toward_zero || f.specials == Specials::none) {
+  if (p.overflow != Overflow::nosat || toward_zero || f.specials == Specials::none) {
     return {signed_code(r, sign, r.max_finite_code()), flags | Flag::saturated};
   }
   if (f.has_inf()) return {signed_code(r, sign, f.infinity_code()), flags};
   return nan_result(r, sign, flags);
 }
 
+// An infinite input: +-max under sat; infinity (NaN in a format without
+// infinity) under nosat and satprop, which saturates finite values only.
 Conversion infinity_result(const Rounder& r, bool sign) {
   const Format& f = r.format();
   if (!f.is_signed && sign) return nan_result(r, sign, Flag::invalid);
@@ -265,7 +292,7 @@ const Conversion* Rounder::shared_result(const Unpacked& x) const {
 }
 
 bool Rounder::shares_low_bits(const Unpacked& x, int free_bits) const {
-  if (!takes_finite(x) || policy_->rounding == Rounding::sr) return false;
+  if (!takes_finite(x) || is_stochastic(policy_->rounding)) return false;
   if (x.exponent < min_exponent_ || x.exponent > max_exponent_) return false;
   if (free_bits < 0 || free_bits >= shift_) return false;  // the kept bits would vary too
   const std::uint64_t discarded = x.significand & ((std::uint64_t{1} << shift_) - 1);
@@ -293,10 +320,13 @@ void Rounder::share_ranges() {
   // value of its sign. Stochastic rounding with k random bits adds the top
   // k bits of the discarded part to the draw: below 2^(emin - m - k) those
   // are all zero, no draw rounds up, and the same holds.
+  // sr-rne rounds the top k discarded bits to nearest first: below
+  // 2^(emin - m - k - 1) they are below half and round to zero.
   const int k = policy_->random_bit_count;
-  const bool stochastic = policy_->rounding == Rounding::sr;
+  const bool stochastic = is_stochastic(policy_->rounding);
   if (stochastic && (k < 1 || k > 32)) return;  // no such draw: values are rounded one by one
-  const int limit = min_exponent_ - format_->mantissa_bits - (stochastic ? k : 1);
+  const int limit = min_exponent_ - format_->mantissa_bits - (stochastic ? k : 1) -
+                    (policy_->rounding == Rounding::sr_rne ? 1 : 0);
   for (const bool sign : {false, true}) {
     Unpacked representative;
     representative.kind = Unpacked::Kind::finite;

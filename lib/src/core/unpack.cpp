@@ -41,6 +41,10 @@ Unpacked unpack(const Format& f, std::uint64_t bits) {
       break;
     case Specials::none: break;
   }
+  if (f.extended && mag == f.infinity_code()) {
+    x.kind = Unpacked::Kind::inf;
+    return x;
+  }
 
   if (!f.has_subnormals) {
     x.kind = Unpacked::Kind::finite;

@@ -44,6 +44,7 @@ struct Layout {
   bool is_signed = true;
   bool has_subnormals = true;
   int pad_bits = 0;
+  bool extended = false;  // fn/fnuz with infinity above the largest finite (Format::extended)
 
   [[nodiscard]] constexpr int width() const { return (is_signed ? 1 : 0) + exponent_bits + mantissa_bits; }
   [[nodiscard]] constexpr std::uint64_t magnitude_mask() const {
@@ -53,14 +54,18 @@ struct Layout {
     return is_signed ? std::uint64_t{1} << (exponent_bits + mantissa_bits) : 0;
   }
   [[nodiscard]] constexpr std::uint64_t infinity_code() const {
+    if (specials == Specials::fn) return magnitude_mask() - 1;
+    if (specials == Specials::fnuz) return magnitude_mask();
     return magnitude_mask() & ~((std::uint64_t{1} << mantissa_bits) - 1);
   }
   [[nodiscard]] constexpr std::uint64_t max_finite_code() const {
     switch (specials) {
       case Specials::ieee: return infinity_code() - 1;
-      case Specials::fn: return magnitude_mask() - 1;
-      default: return magnitude_mask();
+      case Specials::fn: return magnitude_mask() - 1 - (extended ? 1 : 0);
+      case Specials::fnuz: return magnitude_mask() - (extended ? 1 : 0);
+      case Specials::none: return magnitude_mask();
     }
+    return 0;
   }
   // Exponent of the lowest normal binade, and of the largest finite value.
   [[nodiscard]] constexpr int min_exponent() const { return (has_subnormals ? 1 : 0) - bias; }
@@ -88,6 +93,11 @@ inline constexpr Layout e2m3{2, 3, 1, Specials::none};
 inline constexpr Layout e3m2{3, 2, 3, Specials::none};
 inline constexpr Layout e2m1{2, 1, 1, Specials::none};
 inline constexpr Layout e8m0{8, 0, 127, Specials::fn, false, false};
+// An IEEE P3109 binary8 member, laid out as p3109_format() lays it out.
+constexpr Layout binary8(int precision, bool is_signed = true, bool extended = true) {
+  const int e = p3109_exponent_bits(precision, is_signed);
+  return Layout{e, precision - 1, 1 << (e - 1), is_signed ? Specials::fnuz : Specials::fn, is_signed, true, 0, extended};
+}
 }  // namespace layouts
 
 // The preset with this layout, or a format named "eXmY" built from it.
@@ -263,6 +273,10 @@ using float6_e2m3 = basic_float<layouts::e2m3>;
 using float6_e3m2 = basic_float<layouts::e3m2>;
 using float4_e2m1 = basic_float<layouts::e2m1>;
 using float8_e8m0 = basic_float<layouts::e8m0>;
+// IEEE P3109 binary8pP (signed, extended unless told otherwise), e.g.
+// binary8<3> for binary8p3se, binary8<4, true, false> for binary8p4sf.
+template <int Precision, bool Signed = true, bool Extended = true, Policy P = Policy{}>
+using binary8 = basic_float<layouts::binary8(Precision, Signed, Extended), P>;
 
 }  // namespace fmtcheck
 
@@ -302,7 +316,7 @@ class std::numeric_limits<fmtcheck::basic_float<L, P>> {
   static constexpr bool is_signed = L.is_signed;
   static constexpr bool is_integer = false;
   static constexpr bool is_exact = false;
-  static constexpr bool has_infinity = L.specials == fmtcheck::Specials::ieee;
+  static constexpr bool has_infinity = L.specials == fmtcheck::Specials::ieee || L.extended;
   static constexpr bool has_quiet_NaN = L.specials != fmtcheck::Specials::none;
   static constexpr bool has_signaling_NaN = L.specials == fmtcheck::Specials::ieee;
   static constexpr std::float_denorm_style has_denorm = L.has_subnormals ? std::denorm_present : std::denorm_absent;

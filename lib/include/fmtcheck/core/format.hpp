@@ -16,8 +16,8 @@ namespace fmtcheck {
 // How a format spends its top codes on infinities and NaNs.
 enum class Specials : std::uint8_t {
   ieee,  // exponent all ones: infinity (mantissa 0) or NaN (mantissa != 0)
-  fn,    // no infinity; only the all-ones magnitude is NaN (OCP E4M3, E8M0)
-  fnuz,  // no infinity, no negative zero; the code 1000...0 is the only NaN
+  fn,    // only the all-ones magnitude is NaN (OCP E4M3, E8M0); no infinity unless extended
+  fnuz,  // no negative zero, the code 1000...0 is the only NaN; no infinity unless extended
   none,  // every code is finite (OCP MX FP6 / FP4)
 };
 
@@ -31,6 +31,9 @@ struct Format {
   bool has_subnormals = true;   // false: exponent field 0 is a normal binade and there is no zero
   int storage_bits = 8;         // container width: 8, 16, 32 or 64
   int pad_bits = 0;             // zero bits below the code in its container (tf32: 13)
+  // fn and fnuz only: the magnitude code above the largest finite one is
+  // infinity (IEEE P3109's extended domain: 0x7F/0xFF signed, 0xFE unsigned).
+  bool extended = false;
 
   // Width of the code itself (sign + exponent + mantissa).
   [[nodiscard]] int width() const { return (is_signed ? 1 : 0) + exponent_bits + mantissa_bits; }
@@ -48,19 +51,22 @@ struct Format {
   [[nodiscard]] std::uint64_t max_finite_code() const {
     switch (specials) {
       case Specials::ieee: return infinity_code() - 1;
-      case Specials::fn: return magnitude_mask() - 1;
-      case Specials::fnuz:
+      case Specials::fn: return magnitude_mask() - 1 - (extended ? 1 : 0);
+      case Specials::fnuz: return magnitude_mask() - (extended ? 1 : 0);
       case Specials::none: return magnitude_mask();
     }
     return 0;
   }
   // Exponent of the largest finite value's binade.
   [[nodiscard]] int max_exponent() const { return static_cast<int>(max_finite_code() >> mantissa_bits) - bias; }
-  // Magnitude code of infinity (formats with Specials::ieee).
+  // Magnitude code of infinity (formats with has_inf()): exponent all ones
+  // and mantissa zero (ieee), or the code above the largest finite (extended).
   [[nodiscard]] std::uint64_t infinity_code() const {
+    if (specials == Specials::fn) return magnitude_mask() - 1;
+    if (specials == Specials::fnuz) return magnitude_mask();
     return magnitude_mask() & ~((std::uint64_t{1} << mantissa_bits) - 1);
   }
-  [[nodiscard]] bool has_inf() const { return specials == Specials::ieee; }
+  [[nodiscard]] bool has_inf() const { return specials == Specials::ieee || extended; }
   [[nodiscard]] bool has_nan() const { return specials != Specials::none; }
   [[nodiscard]] bool has_zero() const { return has_subnormals; }
   [[nodiscard]] bool has_negative_zero() const {
@@ -85,13 +91,16 @@ struct Format {
 inline bool same_encoding(const Format& a, const Format& b) {
   const auto fields = [](const Format& f) {
     return std::tie(f.exponent_bits, f.mantissa_bits, f.bias, f.specials, f.is_signed, f.has_subnormals,
-                    f.storage_bits, f.pad_bits);
+                    f.storage_bits, f.pad_bits, f.extended);
   };
   return fields(a) == fields(b);
 }
 
 // "ieee", "fn", "fnuz" or "none".
 std::string_view to_string(Specials s);
+// The specials as `ranges` shows them: to_string's, plus "+inf" for an
+// extended P3109 member ("fnuz+inf").
+std::string specials_name(const Format& f);
 
 // Every code of a format of at most 16 bits, in order, as container bits;
 // throws std::invalid_argument for a wider format.
@@ -112,13 +121,28 @@ extern const Format e2m3, e3m2, e2m1, e8m0;
 // Every preset, in the order `fmtcheck ranges` lists them.
 std::span<const Format> preset_formats();
 
+// Exponent bits of the IEEE P3109 binary8 member of this precision; its
+// bias is 2^(exponent bits - 1).
+constexpr int p3109_exponent_bits(int precision, bool is_signed) { return 8 - precision + (is_signed ? 0 : 1); }
+// The IEEE P3109 binary8 family (p3109.cpp): precision 1..7 signed,
+// 1..8 unsigned; extended members have infinities. Named
+// "binary8p<P><s|u><e|f>". nullopt for a precision outside the family.
+std::optional<Format> p3109_format(int precision, bool is_signed, bool extended);
+// Every member: signed extended, signed finite, unsigned extended, unsigned
+// finite, each by precision.
+std::span<const Format> p3109_formats();
+// A member by the report's name ("binary8p3se"; "binary8p3" is the signed
+// extended one) or gfloat's ("p3109_k8p3se"), lower case; nullopt otherwise.
+std::optional<Format> parse_p3109_name(std::string_view lower);
+
 // A preset name or alias ("fp16", "half", "float8_e4m3fn", ...) or a spec
-// string "eXmY[ieee|fn|fnuz|ns][_bN]". Returns nullopt and fills *error when
+// string "eXmY[ieee|fn|fnuz|ns][_bN]", or a P3109 name. Returns nullopt and fills *error when
 // the text names no format.
 std::optional<Format> parse_format(std::string_view text, std::string* error = nullptr);
 // Same, throwing std::invalid_argument with the reason.
 Format format_from_string(std::string_view text);
-// A comma-separated list ("fp16,bf16,e4m3"; empty items are skipped);
+// A comma-separated list ("fp16,bf16,e4m3"; empty items are skipped;
+// "p3109" stands for every member of that family);
 // throws std::invalid_argument for a bad name or an empty list.
 std::vector<Format> format_list_from_string(std::string_view text);
 

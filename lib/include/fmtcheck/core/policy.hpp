@@ -17,11 +17,17 @@ enum class Rounding : std::uint8_t {
   rdn,  // toward -infinity
   rto,  // to odd (truncate, then set the last bit if inexact)
   sr,   // stochastic: round away iff floor(frac * 2^n) + random >= 2^n
+  sr_rne,  // stochastic: the same with frac * 2^n rounded to nearest even, not down (gfloat's Stochastic)
 };
 
+// Whether a mode draws random bits.
+constexpr bool is_stochastic(Rounding r) { return r == Rounding::sr || r == Rounding::sr_rne; }
+
+// The names of IEEE P3109's saturation modes follow each.
 enum class Overflow : std::uint8_t {
-  sat,    // overflow and infinite inputs become +-max finite (CUDA SATFINITE)
-  nosat,  // IEEE: infinity, or NaN where the format has no infinity
+  sat,      // overflow and infinite inputs become +-max finite (CUDA SATFINITE; SatFinite)
+  nosat,    // IEEE: infinity, or NaN where the format has no infinity (OvfInf)
+  satprop,  // finite overflow becomes +-max finite, infinities stay infinite (SatPropagate)
 };
 
 enum class Subnormals : std::uint8_t {
@@ -33,11 +39,16 @@ enum class Subnormals : std::uint8_t {
 
 enum class Tininess : std::uint8_t { after, before };  // IEEE 754 tininess detection
 
-// Which NaN bits a conversion produces (nan_code() in nan_rules.hpp).
+// Which NaN bits a conversion or an operation produces (nan_rules.cpp has
+// every rule and the source of each).
 enum class NanConvention : std::uint8_t {
   ieee,       // quiet, keep sign and the payload's high bits (x86 F16C)
   cuda,       // as NVIDIA's host conversions (0x7FFF for fp16/bf16, 0x7F for e4m3)
-  canonical,  // positive, quiet bit only
+  canonical,  // positive, quiet bit only (ARM with FPCR.DN, RISC-V; also named arm-dn, riscv)
+  x86,        // SSE/AVX/F16C: ieee's, and a created NaN is the negative default NaN
+  arm,        // ARM without default-NaN mode: ieee's, signaling operands first, positive default NaN
+  numpy,      // numpy's float16 casts: sign and payload kept, not quieted
+  ml_dtypes,  // ml_dtypes' casts: quiet, sign kept, payload dropped
 };
 
 struct Policy {
@@ -48,7 +59,7 @@ struct Policy {
   NanConvention nan = NanConvention::ieee;
   // Stochastic rounding: the caller's random bits (low random_bit_count bits used).
   std::uint32_t random_bits = 0;
-  int random_bit_count = 0;  // 1..32 when rounding == sr
+  int random_bit_count = 0;  // 1..32 when is_stochastic(rounding)
 
   [[nodiscard]] bool flush_inputs() const {
     return subnormals == Subnormals::daz || subnormals == Subnormals::ftz_daz;
