@@ -55,11 +55,33 @@ def test_user_format_spec(fmtcheck):
             float(row["min_subnormal"])) == ("e3m4fn", "3", 30.0, 0.25, 2.0**-6)
 
 
-def test_table_lists_every_preset(fmtcheck):
+def brief_value(text):
+    """A cell of the terminal table: "2^-14" or a number to 5 digits."""
+    return 2.0 ** int(text[2:]) if text.startswith("2^") else float(text)
+
+
+@pytest.mark.parametrize("formats", ["", "p3109"])
+def test_table_fits_100_columns(fmtcheck, formats):
+    r = fmtcheck("ranges", *(["--formats", formats] if formats else []))
+    assert r.returncode == 0, r.stderr
+    assert max(len(line) for line in r.stdout.decode().splitlines()) <= 100
+
+
+def test_table_lists_every_preset_with_reference_values(fmtcheck):
+    # The terminal table rounds to 5 significant digits; powers of two are exact.
     r = fmtcheck("ranges")
     assert r.returncode == 0, r.stderr
-    names = {line.split()[0] for line in r.stdout.decode().splitlines()[1:] if line.strip()}
-    assert set(REFERENCE) | {"fp64", "fp32"} <= names
+    lines = r.stdout.decode().splitlines()
+    header = lines[0].split("  ")
+    header = [h.strip() for h in header if h.strip()]
+    rows = {line.split()[0]: line.split() for line in lines[1:] if line and not line.startswith("(")}
+    assert set(REFERENCE) | {"fp64", "fp32"} <= set(rows)
+    for name, (max_finite, min_normal, min_sub, inf) in REFERENCE.items():
+        cells = dict(zip(header, rows[name]))
+        assert brief_value(cells["max finite"]) == pytest.approx(max_finite, rel=5e-5), name
+        assert brief_value(cells["min normal"]) == min_normal, name
+        assert cells["min subn."] == "none" if min_sub is None else brief_value(cells["min subn."]) == min_sub, name
+        assert cells["inf"] == ("no" if inf is None else "yes"), name
 
 
 @pytest.mark.parametrize("args,words", [
