@@ -11,6 +11,9 @@
 namespace fmtcheck::cuda {
 namespace {
 
+// The terminal width the difference tables keep to.
+constexpr std::size_t table_width = 100;
+
 // Shortest decimal that reads back as the same double.
 std::string shortest(double v) { return fmt::format("{}", v); }
 
@@ -19,6 +22,29 @@ long long ordinal(const Format& f, std::uint64_t bits) {
   const std::uint64_t code = f.from_storage(bits);
   const auto magnitude = static_cast<long long>(code & f.magnitude_mask());
   return (code & f.sign_bit()) != 0 ? -magnitude : magnitude;
+}
+
+// Inputs on lines of at most table_width columns: one line per "; "-separated
+// part ("a = ...", "b = ...", "c = ..."), a long part broken between operands.
+std::string input_lines(const std::string& inputs, const std::string& indent) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < inputs.size()) {
+    std::size_t end = inputs.find("; ", start);
+    if (end == std::string::npos) end = inputs.size();
+    std::string part = inputs.substr(start, end - start);
+    start = end + 2;
+    std::string lead;  // continuation lines are indented under the part
+    while (lead.size() + part.size() > table_width - indent.size()) {
+      const std::size_t cut = part.rfind(' ', table_width - indent.size() - lead.size());
+      if (cut == std::string::npos || cut == 0) break;  // one unbreakable word: leave it long
+      out += indent + lead + part.substr(0, cut) + "\n";
+      part = part.substr(cut + 1);
+      lead = "  ";
+    }
+    out += indent + lead + part + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -59,12 +85,24 @@ std::string difference_table(const Comparison& c, std::size_t max_rows) {
   for (const auto& row : cells) {
     for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
+  std::size_t total = 2;
+  for (std::size_t w : width) total += w + 2;
   std::string out;
-  for (const auto& row : cells) {
-    std::string line = "  ";
-    for (std::size_t i = 0; i < row.size(); ++i) line += fmt::format("{:<{}}  ", row[i], width[i]);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+  if (total - 2 <= table_width) {  // one aligned row per difference
+    for (const auto& row : cells) {
+      std::string line = "  ";
+      for (std::size_t i = 0; i < row.size(); ++i) line += fmt::format("{:<{}}  ", row[i], width[i]);
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+  } else {  // operand lists too long for a row: the results, then the inputs below them
+    for (std::size_t r = 1; r < cells.size(); ++r) {
+      const auto& row = cells[r];
+      out += fmt::format("  {}. hardware {} = {}, emulator {} = {}\n", r, row[1], row[3], row[2], row[4]);
+      const std::string indent(fmt::format("  {}. ", r).size(), ' ');
+      out += fmt::format("{}difference (ulps) {}\n", indent, row[5]);
+      out += input_lines(row[0], indent);
+    }
   }
   if (c.differing > rows) out += fmt::format("  ... {} more (all kept ones are in the CSV)\n", c.differing - rows);
   return out;

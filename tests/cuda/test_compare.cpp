@@ -1,6 +1,7 @@
 // Comparison and reporting: differences, ulps, the table, the CSV and the
 // exit code.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "fmtcheck/cuda/compare.hpp"
 
@@ -47,6 +48,42 @@ TEST_CASE("a comparison keeps its differences and builds inputs only for them") 
   CHECK_FALSE(c.unexplained());
   CHECK(exit_code({c}) == 0);
   CHECK(summary_line(c) == "fp16 rne: 4 compared, 3 differ (known gap: no public model)");
+}
+
+TEST_CASE("long operand lists wrap: every line within 100 columns, every operand kept") {
+  // An FP8 mma.sync difference: 32 products' operands on each side.
+  Comparison c{"mma m16n8k32 e4m3->fp32", formats::fp32};
+  std::string inputs = "tile 0 row 3 col 2: a =";
+  for (int j = 0; j < 32; ++j) inputs += fmt::format(" {:02x}", 0x38 + j);
+  inputs += "; b =";
+  for (int j = 0; j < 32; ++j) inputs += fmt::format(" {:02x}", 0xb8 - j);
+  inputs += "; c = 3f800000";
+  c.check(0x3F800001, 0x3F800000, [&] { return inputs; });
+  const std::string table = difference_table(c, 10);
+  std::size_t start = 0, lines = 0;
+  std::string words;
+  while (start < table.size()) {
+    const std::size_t end = table.find('\n', start);
+    const std::string line = table.substr(start, end - start);
+    CHECK(line.size() <= 100);
+    ++lines;
+    if (lines > 2) words += line + " ";
+    start = end + 1;
+  }
+  CHECK(table.rfind("  1. hardware 0x3f800001 = 1.0000001192092896, emulator 0x3f800000 = 1\n"
+                    "     difference (ulps) 1.1920928955078125e-07 (1)\n     tile 0 row 3 col 2: a = 38 39",
+                    0) == 0);
+  // The inputs, read back across the wrapped lines, are the operands in order.
+  std::string squeezed;
+  for (char ch : words) {
+    if (ch != ' ' || (!squeezed.empty() && squeezed.back() != ' ')) squeezed += ch;
+  }
+  std::string expected;
+  for (char ch : inputs) {
+    if (ch != ';') expected += ch;
+  }
+  CHECK(squeezed == expected + " ");
+  CHECK(lines >= 4);
 }
 
 TEST_CASE("the CSV has a header and one row per kept difference") {

@@ -52,7 +52,9 @@ long long ulp_distance(const Format& f, std::uint64_t hardware, std::uint64_t em
 
 // "fp16 rtz: 4294967296 compared, 0 differ" (+ " (known gap: ...)").
 std::string summary_line(const Comparison& c);
-// The first max_rows differences, aligned: inputs, hardware, emulator, values, difference, ulps.
+// The first max_rows differences within 100 columns: one aligned row each
+// (inputs, hardware, emulator, values, difference, ulps) where that fits, else
+// the results on one line and the inputs wrapped below them.
 std::string difference_table(const Comparison& c, std::size_t max_rows);
 // Every kept difference of every comparison, one CSV row each, with a header:
 // comparison,inputs,hardware_bits,emulator_bits,hardware_value,emulator_value,difference,ulps
