@@ -1,7 +1,10 @@
 // fmtcheck hw info: the device, its compute capability, the driver, and
 // which conversions and instructions can run on it against which model.
 #ifdef FMTCHECK_HAS_CUDA
+#include <algorithm>
 #include <fmt/format.h>
+#include <string>
+#include <vector>
 
 #include "common/table.hpp"
 #include "fmtcheck/cuda/convert.hpp"
@@ -32,16 +35,26 @@ int run_info() {
   }
   fmt::print("{}\n", conversions.aligned());
 
+  // A known gap is a sentence: it goes below the table as a numbered note,
+  // so the table stays within the terminal's 100 columns.
   Table instructions({"instruction", "runs here", "model"});
+  std::vector<std::string> notes;
   for (const cuda::MmaInstruction& i : cuda::mma_instructions()) {
     const cuda::ModelChoice m = cuda::model_for(i, cc);
     std::string model = m.model ? m.model->name : "none";
-    if (!m.known_gap.empty()) model += " (" + m.known_gap + ")";
+    if (!m.known_gap.empty()) {
+      auto at = std::find(notes.begin(), notes.end(), m.known_gap);
+      if (at == notes.end()) at = notes.insert(notes.end(), m.known_gap);
+      model += fmt::format(" [{}]", at - notes.begin() + 1);
+    }
     instructions.add_row({std::string(i.ptx),
                           i.runs_on(cc) ? "yes" : fmt::format("no (needs sm_{})", i.min_compute_capability),
                           model});
   }
   fmt::print("{}", instructions.aligned());
+  for (std::size_t n = 0; n < notes.size(); ++n) {
+    fmt::print("{}", wrap(fmt::format("[{}] ", n + 1), notes[n], terminal_width));
+  }
   return 0;
 }
 

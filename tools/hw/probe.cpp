@@ -47,7 +47,9 @@ int run_probe(const ProbeArgs& a) {
                    row.agrees ? "yes" : "no", choice.known_gap});
       unexplained |= !row.agrees && choice.known_gap.empty();
     }
-    fmt::print("{}{}\n{}\n", ins->ptx, choice.known_gap.empty() ? "" : " (" + choice.known_gap + ")", t.aligned());
+    fmt::print("{}\n", ins->ptx);
+    if (!choice.known_gap.empty()) fmt::print("{}", wrap("  known gap: ", choice.known_gap, terminal_width));
+    fmt::print("{}\n", t.aligned());
   }
   if (!a.csv.empty()) {
     OutputFile file(a.csv);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/output_file.hpp"
+#include "common/table.hpp"
 
 namespace fmtcheck::cli {
 
@@ -14,7 +15,14 @@ void add_report_options(CLI::App& sub, ReportOptions& o) {
 
 int report(const std::vector<cuda::Comparison>& all, const ReportOptions& o) {
   for (const cuda::Comparison& c : all) {
-    fmt::print("{}\n", cuda::summary_line(c));
+    // "title: N compared, M differ (known gap: ...)", the counts on their
+    // own wrapped lines when the whole does not fit the terminal.
+    const std::string line = cuda::summary_line(c);
+    if (line.size() <= terminal_width) {
+      fmt::print("{}\n", line);
+    } else {
+      fmt::print("{}:\n{}", c.title, wrap("  ", line.substr(c.title.size() + 2), terminal_width));
+    }
     if (c.differing != 0 && o.show != 0) fmt::print("{}", cuda::difference_table(c, o.show));
   }
   if (!o.csv.empty()) {

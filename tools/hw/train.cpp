@@ -93,8 +93,10 @@ int run_train(TrainArgs& a) {
     if (!agree) {
       if (!first_difference) first_difference = step;
       if (disagreeing++ < a.show) {
-        fmt::print("step {}: hardware and emulator differ: loss {} vs {}, {} weights differ, skipped {} vs {}\n", step,
-                   bits(hw.loss), bits(emu.loss), weights, hw.skipped, emu.skipped);
+        fmt::print("{}", wrap(fmt::format("step {}: ", step),
+                              fmt::format("hardware and emulator differ: loss {} vs {}, {} weights differ, skipped {} vs {}",
+                                          bits(hw.loss), bits(emu.loss), weights, hw.skipped, emu.skipped),
+                              terminal_width));
       }
     }
     skipped += hw.skipped ? 1 : 0;
