@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/command.hpp"
+#include "common/help_formatter.hpp"
 #include "common/version.hpp"
 
 namespace fmtcheck::cli {
@@ -25,6 +26,7 @@ bool register_command(Command c) {
 int main(int argc, char** argv) {
   using namespace fmtcheck::cli;
   CLI::App app{"fmtcheck: bit-exact answers about FP16, BF16, TF32, FP8 and MX formats", "fmtcheck"};
+  app.formatter(std::make_shared<HelpFormatter>());  // subcommands inherit it
   app.require_subcommand(1);
   app.set_version_flag("--version", fmtcheck_version);
   auto commands = registry();
