@@ -98,11 +98,24 @@ pack() {
 }
 
 failed=0
+# summary_lines FILE: the lines of a check's output that say what agreed. A
+# result too long for 100 columns is printed as its title (unindented lines
+# ending in ':') and then indented counts ("  N compared, ...", "  N steps
+# agree ..."): joined back into one line here; difference tables are dropped.
+summary_lines() {
+  awk '
+    /compared|^PASS|^FAIL|^fmtcheck:|^\[doctest\] (test cases|Status)|SKIPPED/ && /^[^ ]/ { print; title = ""; next }
+    /^[^ ]/ { title = title == "" ? $0 : title " " $0; next }
+    /^  [0-9]+ (compared|steps agree)/ && title ~ /:$/ { sub(/^ +/, ""); print title " " $0; title = ""; next }
+    { title = "" }
+  ' "$1"
+}
+
 # record NAME RC SECONDS: one summary row; in a rehearsal, fails unless the
 # only problem was the missing GPU.
 record() {
   name=$1 rc=$2 secs=$3
-  result=$(grep -E 'compared|steps of batch|^PASS|^FAIL|^fmtcheck:|^\[doctest\] (test cases|Status)|SKIPPED' "$out/$name.txt" | tr '\n' ';' | sed 's/|/\\|/g')
+  result=$(summary_lines "$out/$name.txt" | tr '\n' ';' | sed 's/|/\\|/g')
   # Keep the first 200 differences of a check: the counts are in the result,
   # and 100000-row files per check would not fit a commit or a bundle.
   csv=$out/$name.csv

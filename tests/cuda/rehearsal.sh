@@ -4,7 +4,8 @@
 #  1. every step's plumbing runs and the only failures are the missing GPU:
 #     exit 0, one summary row per check, the bundle holds the summary;
 #  2. a failure that is not the missing GPU fails the rehearsal: the same
-#     run against a stand-in CLI that rejects its arguments exits 1.
+#     run against a stand-in CLI that rejects its arguments exits 1;
+#  3. the summary reads results wrapped for the terminal.
 # Exits 77 (skipped) where a GPU answers: the real run covers that machine.
 set -u
 root=$1 build=$2 work=$3
@@ -28,4 +29,16 @@ bash "$script" --build "$work/fake" --prebuilt --rehearse --results "$work/fake/
 rc=$?
 [ $rc -eq 1 ] || { echo "FAIL: a non-GPU failure gave exit $rc, expected 1"; cat "$work/fake.log"; exit 1; }
 grep -q 'probe: exit 2, not the missing GPU' "$work/fake.log" || { echo "FAIL: the failure was not named"; cat "$work/fake.log"; exit 1; }
-echo "PASS: 39 checks rehearsed; a non-GPU failure is caught"
+# 3. The summary joins a result wrapped for the terminal (a title over two
+#    lines, then indented counts) back into one line and drops difference rows.
+source <(sed -n '/^summary_lines() {/,/^}/p' "$script")
+printf '%s\n' 'cuBLASLt e4m3 -> fp32, no fast accum, scales a=1 b=1 d=1 M=128 N=128 K=256 (split-K off) vs' \
+  'emulated GEMM, promotion every 32:' '  16384 compared, 16142 differ (known gap: a promotion interval tried' \
+  '  and rejected)' '  1. hardware 0xc4749706 = -978.36, emulator 0xc474ada6 = -978.71' \
+  'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 vs hopper, random tiles: 131072 compared, 0 differ' \
+  'PASS: no unexplained difference' > "$work/wrapped.txt"
+want='cuBLASLt e4m3 -> fp32, no fast accum, scales a=1 b=1 d=1 M=128 N=128 K=256 (split-K off) vs emulated GEMM, promotion every 32: 16384 compared, 16142 differ (known gap: a promotion interval tried
+mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 vs hopper, random tiles: 131072 compared, 0 differ
+PASS: no unexplained difference'
+[ "$(summary_lines "$work/wrapped.txt")" = "$want" ] || { echo "FAIL: summary lines"; summary_lines "$work/wrapped.txt"; exit 1; }
+echo "PASS: 39 checks rehearsed; a non-GPU failure is caught; wrapped results are summarised whole"

@@ -15,13 +15,15 @@ void add_report_options(CLI::App& sub, ReportOptions& o) {
 
 int report(const std::vector<cuda::Comparison>& all, const ReportOptions& o) {
   for (const cuda::Comparison& c : all) {
-    // "title: N compared, M differ (known gap: ...)", the counts on their
-    // own wrapped lines when the whole does not fit the terminal.
+    // "title: N compared, M differ (known gap: ...)"; where that does not fit
+    // the terminal, the title (wrapped, unindented) and then the counts on
+    // indented lines: cuda/run-hardware-comparison.sh joins them again.
     const std::string line = cuda::summary_line(c);
     if (line.size() <= terminal_width) {
       fmt::print("{}\n", line);
     } else {
-      fmt::print("{}:\n{}", c.title, wrap("  ", line.substr(c.title.size() + 2), terminal_width));
+      fmt::print("{}{}", wrap("", c.title + ":", terminal_width),
+                 wrap("  ", line.substr(c.title.size() + 2), terminal_width));
     }
     if (c.differing != 0 && o.show != 0) fmt::print("{}", cuda::difference_table(c, o.show));
   }

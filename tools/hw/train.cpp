@@ -107,11 +107,14 @@ int run_train(TrainArgs& a) {
     file.write(table.csv());
     file.commit();
   }
-  fmt::print("{}", wrap(fmt::format("{} training, ", half.name),
-                        fmt::format("{} steps of batch {} on {} vs emulator ({}): {} steps agree bit for bit, {} differ{}; "
-                                    "{} skipped; last loss {}, loss scale {}",
-                                    a.steps, a.config.batch, device.name, choice.model->name, a.steps - disagreeing,
-                                    disagreeing,
+  // The run, then its counts on indented lines (joined to it again by
+  // cuda/run-hardware-comparison.sh's summary).
+  fmt::print("{}", wrap("", fmt::format("{} training on {} vs emulator ({}), {} steps of batch {}:", half.name,
+                                        device.name, choice.model->name, a.steps, a.config.batch),
+                        terminal_width));
+  fmt::print("{}", wrap("  ",
+                        fmt::format("{} steps agree bit for bit, {} differ{}; {} skipped; last loss {}, loss scale {}",
+                                    a.steps - disagreeing, disagreeing,
                                     first_difference ? fmt::format(" (the first at step {})", *first_difference) : "",
                                     skipped, last_loss, hardware.loss_scale()),
                         terminal_width));
