@@ -75,6 +75,17 @@ def _format_of_dtype(dtype: np.dtype) -> Optional[str]:
     return _ML_DTYPES_SPECS.get(dtype.name, dtype.name)
 
 
+def _empty(shape: tuple, dtype: Any) -> np.ndarray:
+    """A new uninitialized array for a result. A large one lies in the extension's memory (huge
+    pages, kept for reuse once freed: see python/src/fresh_memory.cpp), so that writing it costs
+    no page faults when a result of its size was freed before."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if _core.mapped_from is None or size < _core.mapped_from:
+        return np.empty(shape, dtype)
+    return _core.empty_bytes(size).view(dtype).reshape(shape)
+
+
 def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]:
     """What the extension reads: (array or DLPack producer, format of its codes, shape).
     ml_dtypes arrays become views of their codes; nothing is copied unless the array is
@@ -134,7 +145,7 @@ def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "r
     `out` (codes of `to`, as many as the input) is filled in place and returned.
     """
     src, from_, shape = _input(array, from_)
-    codes = np.empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
+    codes = _empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
     raw = codes if codes.dtype.kind == "u" else codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
     flags = _core.convert_into(src, to, from_, raw.reshape(-1),
                                **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed, threads=threads)
@@ -154,7 +165,7 @@ def decode(codes: Any, fmt: Optional[str] = None, *, out: Optional[np.ndarray] =
     becomes a quiet NaN of its sign."""
     raw, fmt = _codes(codes, fmt, "codes")
     if out is None:
-        out = np.empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
+        out = _empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
     _contiguous_out(out)
     _core.decode_into(raw, fmt, out.reshape(-1), threads=threads)
     return out

@@ -10,4 +10,5 @@ NB_MODULE(_core, m) {
   fmtcheck::python::bind_analysis(m);
   fmtcheck::python::bind_arith(m);
   fmtcheck::python::bind_tensor_core(m);
+  fmtcheck::python::bind_fresh_memory(m);
 }
