@@ -26,8 +26,9 @@ namespace nb = nanobind;
 using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-// The values of `a` with their format: float32, float64, float16 and
-// bfloat16 by their dtype, unsigned codes by `from` (required for them).
+// The values of `a` with their format: float32, float64, float16, bfloat16
+// and DLPack's FP8 types by their dtype, unsigned codes by `from` (required
+// for them).
 // Throws TypeError for any other dtype, ValueError for a bad `from`.
 BatchSource batch_source(const Array& a, const std::optional<std::string>& from);
 
