@@ -104,17 +104,28 @@ def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]
     return np.ascontiguousarray(a), from_, a.shape
 
 
+def _numpy(array: Any) -> tuple[np.ndarray, Optional[str]]:
+    """`array` as a numpy array, and the format of its codes where its dtype names one that numpy
+    lacks: a DLPack producer (a torch or JAX tensor) is viewed in place, bfloat16 and FP8 tensors
+    as their unsigned codes with "bf16", "e4m3", ...; anything else goes through np.asarray."""
+    if not isinstance(array, np.ndarray) and hasattr(array, "__dlpack__"):
+        return _core.dlpack_view(array)
+    return (array if isinstance(array, np.ndarray) else np.asarray(array)), None
+
+
 def _own_format(array: Any) -> Optional[str]:
-    """The format an array's dtype names: fp16 for float16, an ml_dtypes type's own; else None."""
-    dtype = np.asarray(array).dtype
-    return "fp16" if dtype == np.float16 else _format_of_dtype(dtype)
+    """The format an array's dtype names: fp16 for float16, an ml_dtypes or DLPack type's own; else None."""
+    a, fmt = _numpy(array)
+    if fmt is not None:
+        return fmt
+    return "fp16" if a.dtype == np.float16 else _format_of_dtype(a.dtype)
 
 
 def _codes(array: Any, fmt: Optional[str], what: str) -> tuple[np.ndarray, str]:
     """Codes of `fmt` as unsigned integers: an ml_dtypes array's own codes, unsigned
     integers as they are, and floats converted (rne) into `fmt`."""
-    a = array if isinstance(array, np.ndarray) else np.asarray(array)
-    own = _own_format(a)
+    a, own = _numpy(array)
+    own = own or _own_format(a)
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
             raise TypeError(f"{what} holds {_core.canonical_name(own)} values, not {_core.canonical_name(fmt)}")
@@ -194,11 +205,12 @@ def convert_value(x: Union[float, str], to: str, *, round: str = "rne", overflow
 
 def _elementwise(op: "_core.Operation", fmt: Optional[str], operands: Sequence[Any], policy: dict,
                  sr_random: int, threads: int) -> Converted:
-    codes = []
+    codes, shapes = [], []
     for name, x in zip("abc", operands):
         raw, fmt = _codes(x, fmt, name)
         codes.append(raw.reshape(-1))
-    shape = np.asarray(operands[0]).shape
+        shapes.append(raw.shape)
+    shape = shapes[0]
     out = np.empty(codes[0].size, np.uint64)
     flags = _core.elementwise_into(op, fmt, codes[0], codes[1] if len(codes) > 1 else None,
                                    codes[2] if len(codes) > 2 else None, out, **policy, sr_random=sr_random,

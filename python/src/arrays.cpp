@@ -6,7 +6,6 @@
 #include <iterator>
 #include <type_traits>
 
-
 namespace fmtcheck::python {
 namespace {
 
@@ -35,14 +34,6 @@ const SmallFloat* small_float(const Array& a) {
   return a.dtype().code >= first_small_float && i < std::size(small_floats) ? &small_floats[i] : nullptr;
 }
 
-std::string dtype_name(const Array& a) {
-  const char* kinds[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
-  const auto code = a.dtype().code;
-  const std::string bits = std::to_string(a.dtype().bits);
-  if (const SmallFloat* f = small_float(a)) return std::string(f->dlpack_name) + " (" + bits + " bits)";
-  return std::string(code < 7 ? kinds[code] : "dtype code " + std::to_string(code)) + bits;
-}
-
 template <typename T>
 std::span<const T> span_of(const Array& a) {
   return {static_cast<const T*>(a.data()), a.size()};
@@ -63,14 +54,28 @@ Format code_format(const Array& a, const std::optional<std::string>& from) {
 
 }  // namespace
 
+std::string dtype_name(const Array& a) {
+  const char* kinds[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
+  const auto code = a.dtype().code;
+  const std::string bits = std::to_string(a.dtype().bits);
+  if (const SmallFloat* f = small_float(a)) return std::string(f->dlpack_name) + " (" + bits + " bits)";
+  return std::string(code < 7 ? kinds[code] : "dtype code " + std::to_string(code)) + bits;
+}
+
+std::optional<std::string> dtype_format(const Array& a) {
+  if (is(a, nb::dlpack::dtype_code::Bfloat, 16)) return "bf16";
+  if (const SmallFloat* f = small_float(a); f && f->format && a.dtype().bits == 8 && a.dtype().lanes == 1) return f->format;
+  return std::nullopt;
+}
+
 BatchSource batch_source(const Array& a, const std::optional<std::string>& from) {
   using nb::dlpack::dtype_code;
   if (is(a, dtype_code::Float, 32)) return {span_of<float>(a), formats::fp32};
   if (is(a, dtype_code::Float, 64)) return {span_of<double>(a), formats::fp64};
   if (is(a, dtype_code::Float, 16)) return {span_of<std::uint16_t>(a), formats::fp16};
-  if (is(a, dtype_code::Bfloat, 16)) return {span_of<std::uint16_t>(a), formats::bf16};
-  if (const SmallFloat* f = small_float(a); f && f->format && a.dtype().bits == 8 && a.dtype().lanes == 1) {
-    return {span_of<std::uint8_t>(a), format_from_string(f->format)};
+  if (const auto f = dtype_format(a)) {  // bfloat16 and the FP8 types: codes
+    if (a.dtype().bits == 8) return {span_of<std::uint8_t>(a), format_from_string(*f)};
+    return {span_of<std::uint16_t>(a), format_from_string(*f)};
   }
   if (is(a, dtype_code::UInt, 8)) return {span_of<std::uint8_t>(a), code_format(a, from)};
   if (is(a, dtype_code::UInt, 16)) return {span_of<std::uint16_t>(a), code_format(a, from)};

@@ -32,6 +32,14 @@ using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 // Throws TypeError for any other dtype, ValueError for a bad `from`.
 BatchSource batch_source(const Array& a, const std::optional<std::string>& from);
 
+// The format a dtype without a numpy type names: "bf16" for bfloat16, and for
+// DLPack's FP8 types the format of ml_dtypes' type of the same name; nullopt
+// for every other dtype.
+std::optional<std::string> dtype_format(const Array& a);
+
+// A dtype in words, for errors: "int32", "float6_e2m3fn (6 bits)".
+std::string dtype_name(const Array& a);
+
 // The same as a tensor of memory_tensors().
 MemoryTensor memory_tensor(std::string name, const Array& a, const std::optional<std::string>& from);
 

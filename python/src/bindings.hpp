@@ -11,5 +11,6 @@ void bind_analysis(nanobind::module_& m);
 void bind_arith(nanobind::module_& m);
 void bind_tensor_core(nanobind::module_& m);
 void bind_fresh_memory(nanobind::module_& m);
+void bind_dlpack_view(nanobind::module_& m);
 
 }  // namespace fmtcheck::python

@@ -1,8 +1,9 @@
 """bfloat16 and the FP8 types from a DLPack producer (tests/package/
 dlpack_producer.py, as torch and JAX export them: kDLBfloat and DLPack 1.x's
 kDLFloat8_* codes), unversioned and versioned: read in place, every code
-widened exactly as ml_dtypes widens it, and converted and analyzed as the
-same codes in an ml_dtypes array are."""
+converted to fp32 and decoded exactly as ml_dtypes widens it, and converted,
+analyzed, added and multiplied (gemm) as the same codes in an ml_dtypes array
+are."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -57,3 +58,40 @@ def test_read_in_place(name, code, bits, big, versioned):
 def test_sub_byte_dlpack_types_are_refused_by_name():
     with pytest.raises(TypeError, match=r"not float6_e2m3fn \(6 bits\)"):
         fmtcheck.convert(Producer(np.zeros(4, np.uint8), KDL_FLOAT6_E2M3FN, 6), "fp16")
+
+
+@pytest.mark.parametrize("versioned", [False, True], ids=["dltensor", "dltensor_versioned"])
+@pytest.mark.parametrize("name,code,bits,codes", TYPES, ids=IDS)
+def test_every_code_decodes_as_ml_dtypes_widens_it(name, code, bits, codes, versioned):
+    got = fmtcheck.decode(Producer(codes, code, bits, versioned))
+    want = codes.view(getattr(ml_dtypes, name)).astype(np.float32)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan) and np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+def test_arithmetic_and_gemm_take_fp8_producers_as_ml_dtypes_arrays():
+    # Every pair of E4M3 codes added, and an E4M3 x E5M2 GEMM, from producers and from ml_dtypes arrays.
+    a = np.repeat(np.arange(256, dtype=np.uint8), 256).reshape(256, 256)
+    b = np.tile(np.arange(256, dtype=np.uint8), 256).reshape(256, 256)
+    e4m3 = KDL_FLOAT8["float8_e4m3fn"]
+    got = fmtcheck.add(Producer(a, e4m3, 8), Producer(b, e4m3, 8), overflow="sat")
+    want = fmtcheck.add(a.view(ml_dtypes.float8_e4m3fn), b.view(ml_dtypes.float8_e4m3fn), overflow="sat")
+    assert got.codes.shape == (256, 256) and got.codes.dtype == ml_dtypes.float8_e4m3fn
+    assert np.array_equal(got.codes.view(np.uint8), want.codes.view(np.uint8)) and got.flags == want.flags
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((6, 32)).astype(ml_dtypes.float8_e4m3fn)
+    y = rng.standard_normal((32, 5)).astype(ml_dtypes.float8_e5m2)
+    d = fmtcheck.gemm(Producer(x.view(np.uint8), e4m3, 8), Producer(y.view(np.uint8), KDL_FLOAT8["float8_e5m2"], 8),
+                      model="hopper-wgmma")
+    assert np.array_equal(d, fmtcheck.gemm(x, y, model="hopper-wgmma"))
+
+
+def test_a_view_holds_the_producers_tensor_until_it_goes():
+    producer = Producer(np.arange(8, dtype=np.uint16), KDL_BFLOAT, 16)
+    view, fmt = fmtcheck._core.dlpack_view(producer)
+    part = view[2:]
+    del view
+    assert (fmt, producer.deleted, part.flags.writeable) == ("bf16", 0, False)
+    assert np.array_equal(part, np.arange(2, 8))
+    del part
+    assert producer.deleted == 1
