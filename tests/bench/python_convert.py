@@ -4,7 +4,11 @@ every core, from fmtcheck-bench), and ml_dtypes' / numpy's astype.
 
 What each side includes:
 - C++: fmtcheck-bench's convert_parallel/<format>/rne, wall-clock time of the
-  call alone, writing into one std::vector allocated before the timed loop.
+  call alone, from and into std::vectors allocated before the timed loop
+  (4 KiB pages where transparent huge pages are "madvise").
+- C++ huge: convert_parallel_huge/<format>/rne, the same with input and output
+  in huge pages, as numpy's arrays of 4 MiB and more and the package's large
+  results are here.
 - out=: fmtcheck.convert(x, fmt, out=codes) into an array allocated once: the
   Python call, argument checks, the DLPack/numpy import and the conversion.
 - new: fmtcheck.convert(x, fmt), which returns a new array: the same plus its
@@ -56,35 +60,36 @@ def median_ms(run):
 
 
 def cpp_ms(bench):
-    """One fmtcheck-bench run of convert_parallel/<format>/rne: ms per conversion, by format."""
-    r = subprocess.run([bench, "--benchmark_filter=^convert_parallel/.*/rne/real_time$", "--benchmark_format=json"],
-                       capture_output=True, text=True, check=True)
-    return {b["run_name"].split("/")[1]: b["real_time"] for b in json.loads(r.stdout)["benchmarks"]}
+    """One fmtcheck-bench run of convert_parallel(_huge)/<format>/rne: ms per conversion, by
+    (benchmark, format)."""
+    r = subprocess.run([bench, "--benchmark_filter=^convert_parallel(_huge)?/.*/rne/real_time$",
+                        "--benchmark_format=json"], capture_output=True, text=True, check=True)
+    return {tuple(b["run_name"].split("/")[:2]): b["real_time"] for b in json.loads(r.stdout)["benchmarks"]}
 
 
 def main():
     x = inputs()
     outs = {name: np.empty(COUNT, dtype) for name, dtype in FORMATS.items()}
-    rounds = []  # per round, per format: (C++, out=, new, fresh, astype) in ms
+    rounds = []  # per round, per format: (C++, C++ huge, out=, new, fresh, astype) in ms
     with np.errstate(all="ignore"):
         for _ in range(ROUNDS):
             cpp = cpp_ms(sys.argv[1])
-            rounds.append({name: (cpp[name],
+            rounds.append({name: (cpp["convert_parallel", name], cpp["convert_parallel_huge", name],
                                   median_ms(lambda: fmtcheck.convert(x, name, out=outs[name])),
                                   median_ms(lambda: fmtcheck.convert(x, name)),
                                   median_ms(lambda: fmtcheck.convert(x, name, out=np.empty(COUNT, dtype))),
                                   median_ms(lambda: x.astype(dtype)))
                            for name, dtype in FORMATS.items()})
     med = statistics.median
-    columns = ("C++", "out=", "new", "fresh", "astype")
+    columns = ("C++", "C++ huge", "out=", "new", "fresh", "astype")
+    ratios = {"out=/C++": (2, 0), "new/C++": (3, 0), "fresh/C++": (4, 0), "new/C++ huge": (3, 1), "new/astype": (3, 5)}
     print(f"medians of {ROUNDS} rounds; ms, then ratios per round")
-    print(f"{'format':7}" + "".join(f"{c + ' ms':>10}" for c in columns) +
-          "".join(f"{c:>13}" for c in ("out=/C++", "new/C++", "fresh/C++", "new/astype")))
+    print(f"{'format':7}" + "".join(f"{c + ' ms':>12}" for c in columns) + "".join(f"{c:>14}" for c in ratios))
     for name in FORMATS:
         t = [r[name] for r in rounds]
         ms = [med(r[k] for r in t) for k in range(len(columns))]
-        ratios = [med(r[k] / r[0] for r in t) for k in (1, 2, 3)] + [med(r[2] / r[4] for r in t)]
-        print(f"{name:7}" + "".join(f"{v:10.2f}" for v in ms) + "".join(f"{v:13.2f}" for v in ratios))
+        quotients = [med(r[a] / r[b] for r in t) for a, b in ratios.values()]
+        print(f"{name:7}" + "".join(f"{v:12.2f}" for v in ms) + "".join(f"{v:14.2f}" for v in quotients))
 
 if __name__ == "__main__":
     main()
