@@ -11,9 +11,11 @@ canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
 
 Arrays are read in place: numpy arrays of float32, float64, float16 or any
 ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or
-JAX tensor), without importing its framework. The work runs without the
-GIL, on every core (``threads=`` says how many). Bad input raises
-ValueError or TypeError in the words of the ``fmtcheck`` command line.
+JAX tensor, bfloat16 and the FP8 types included), without importing its
+framework. Large results lie in memory kept for the next result of their
+size (docs/python.md, "Arrays out"). The work runs without the GIL, on every
+core (``threads=`` says how many). Bad input raises ValueError or TypeError
+in the words of the ``fmtcheck`` command line.
 """
 
 from __future__ import annotations

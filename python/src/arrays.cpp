@@ -15,8 +15,8 @@ bool is(const Array& a, nb::dlpack::dtype_code code, int bits) {
 
 // DLPack 1.x's types of 8 bits and less (dlpack.h, kDLFloat8_e3m4 = 7 to
 // kDLFloat4_e2m1fn = 17), by type code, with the fmtcheck format of each 8-bit
-// one (as ml_dtypes' type of the same name; none for FP6 and FP4, whose DLPack
-// layout is not one code per byte).
+// one (as ml_dtypes' type of the same name; none for FP6 and FP4, which DLPack
+// gives 6 and 4 bits, not a byte per code as ml_dtypes stores them).
 struct SmallFloat {
   const char* dlpack_name;
   const char* format;
