@@ -12,6 +12,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -97,7 +98,8 @@ void give_back(const Mapping& m) noexcept {
 }
 
 Bytes empty_bytes(std::size_t n) {
-  auto* mapping = new Mapping(take_mapping((n + huge_page - 1) / huge_page * huge_page));
+  const std::size_t length = std::max<std::size_t>(1, (n + huge_page - 1) / huge_page) * huge_page;
+  auto* mapping = new Mapping(take_mapping(length));
   nb::capsule owner(mapping, [](void* m) noexcept {
     give_back(*static_cast<Mapping*>(m));
     delete static_cast<Mapping*>(m);
