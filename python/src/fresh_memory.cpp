@@ -1,6 +1,6 @@
 // Memory for the large arrays the package returns (convert's codes, decode's
 // values). Memory new from the kernel costs a page fault and a page cleared
-// at its first write: for a 32 MiB result that adds half to a conversion's
+// at its first write: for a 32 MiB result that adds 30-50% to a conversion's
 // time (malloc maps blocks of 32 MiB and more anew on every call; smaller ones
 // it reuses only after its threshold has adapted). So a large result is mapped here on a 2 MiB boundary,
 // marked MADV_HUGEPAGE (where transparent huge pages are enabled, one fault
