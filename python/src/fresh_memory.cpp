@@ -1,14 +1,14 @@
 // Memory for the large arrays the package returns (convert's codes, decode's
-// values). Memory new from the kernel costs a page fault and a page cleared
-// at its first write: for a 32 MiB result that adds 30-50% to a conversion's
-// time (malloc maps blocks of 32 MiB and more anew on every call; smaller ones
-// it reuses only after its threshold has adapted). So a large result is mapped here on a 2 MiB boundary,
-// marked MADV_HUGEPAGE (where transparent huge pages are enabled, one fault
-// then serves 2 MiB), and when its array is freed the mapping is kept, up to
-// `kept_at_most` bytes in all, for the next result of the same size: a loop
-// that converts tensors of one shape writes into memory already faulted in.
-// Small arrays, and systems without madvise, are numpy's own (`mapped_from`
-// is None there).
+// values). Memory new from the kernel costs a page fault and a page cleared at
+// its first write: for a 32 MiB result that adds 30-50% to a conversion's time
+// (malloc maps blocks of 32 MiB and more anew on every call; smaller ones it
+// reuses only after its threshold has adapted). So a large result is mapped
+// here on a 2 MiB boundary, marked MADV_HUGEPAGE (where transparent huge pages
+// are enabled, one fault then serves 2 MiB), and when its array is freed the
+// mapping is kept, up to `kept_at_most` bytes in all, for the next result of
+// the same size: a loop that converts tensors of one shape writes into memory
+// already faulted in. Small arrays, and systems without madvise, are numpy's
+// own (`mapped_from` is None there).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
