@@ -11,9 +11,11 @@ canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
 
 Arrays are read in place: numpy arrays of float32, float64, float16 or any
 ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or
-JAX tensor), without importing its framework. The work runs without the
-GIL, on every core (``threads=`` says how many). Bad input raises
-ValueError or TypeError in the words of the ``fmtcheck`` command line.
+JAX tensor, bfloat16 and the FP8 types included), without importing its
+framework. Large results lie in memory kept for the next result of their
+size (docs/python.md, "Arrays out"). The work runs without the GIL, on every
+core (``threads=`` says how many). Bad input raises ValueError or TypeError
+in the words of the ``fmtcheck`` command line.
 """
 
 from __future__ import annotations
@@ -75,6 +77,17 @@ def _format_of_dtype(dtype: np.dtype) -> Optional[str]:
     return _ML_DTYPES_SPECS.get(dtype.name, dtype.name)
 
 
+def _empty(shape: tuple, dtype: Any) -> np.ndarray:
+    """A new uninitialized array for a result. A large one lies in the extension's memory (huge
+    pages, kept for reuse once freed: see python/src/fresh_memory.cpp), so that writing it costs
+    no page faults when a result of its size was freed before."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if _core.mapped_from is None or size < _core.mapped_from:
+        return np.empty(shape, dtype)
+    return _core.empty_bytes(size).view(dtype).reshape(shape)
+
+
 def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]:
     """What the extension reads: (array or DLPack producer, format of its codes, shape).
     ml_dtypes arrays become views of their codes; nothing is copied unless the array is
@@ -93,17 +106,28 @@ def _input(array: Any, from_: Optional[str]) -> tuple[Any, Optional[str], tuple]
     return np.ascontiguousarray(a), from_, a.shape
 
 
+def _numpy(array: Any) -> tuple[np.ndarray, Optional[str]]:
+    """`array` as a numpy array, and the format of its codes where its dtype names one that numpy
+    lacks: a DLPack producer (a torch or JAX tensor) is viewed in place, bfloat16 and FP8 tensors
+    as their unsigned codes with "bf16", "e4m3", ...; anything else goes through np.asarray."""
+    if not isinstance(array, np.ndarray) and hasattr(array, "__dlpack__"):
+        return _core.dlpack_view(array)
+    return (array if isinstance(array, np.ndarray) else np.asarray(array)), None
+
+
 def _own_format(array: Any) -> Optional[str]:
-    """The format an array's dtype names: fp16 for float16, an ml_dtypes type's own; else None."""
-    dtype = np.asarray(array).dtype
-    return "fp16" if dtype == np.float16 else _format_of_dtype(dtype)
+    """The format an array's dtype names: fp16 for float16, an ml_dtypes or DLPack type's own; else None."""
+    a, fmt = _numpy(array)
+    if fmt is not None:
+        return fmt
+    return "fp16" if a.dtype == np.float16 else _format_of_dtype(a.dtype)
 
 
 def _codes(array: Any, fmt: Optional[str], what: str) -> tuple[np.ndarray, str]:
     """Codes of `fmt` as unsigned integers: an ml_dtypes array's own codes, unsigned
     integers as they are, and floats converted (rne) into `fmt`."""
-    a = array if isinstance(array, np.ndarray) else np.asarray(array)
-    own = _own_format(a)
+    a, own = _numpy(array)
+    own = own or _own_format(a)
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
             raise TypeError(f"{what} holds {_core.canonical_name(own)} values, not {_core.canonical_name(fmt)}")
@@ -134,7 +158,7 @@ def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "r
     `out` (codes of `to`, as many as the input) is filled in place and returned.
     """
     src, from_, shape = _input(array, from_)
-    codes = np.empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
+    codes = _empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
     raw = codes if codes.dtype.kind == "u" else codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
     flags = _core.convert_into(src, to, from_, raw.reshape(-1),
                                **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed, threads=threads)
@@ -154,7 +178,7 @@ def decode(codes: Any, fmt: Optional[str] = None, *, out: Optional[np.ndarray] =
     becomes a quiet NaN of its sign."""
     raw, fmt = _codes(codes, fmt, "codes")
     if out is None:
-        out = np.empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
+        out = _empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
     _contiguous_out(out)
     _core.decode_into(raw, fmt, out.reshape(-1), threads=threads)
     return out
@@ -183,11 +207,12 @@ def convert_value(x: Union[float, str], to: str, *, round: str = "rne", overflow
 
 def _elementwise(op: "_core.Operation", fmt: Optional[str], operands: Sequence[Any], policy: dict,
                  sr_random: int, threads: int) -> Converted:
-    codes = []
+    codes, shapes = [], []
     for name, x in zip("abc", operands):
         raw, fmt = _codes(x, fmt, name)
         codes.append(raw.reshape(-1))
-    shape = np.asarray(operands[0]).shape
+        shapes.append(raw.shape)
+    shape = shapes[0]
     out = np.empty(codes[0].size, np.uint64)
     flags = _core.elementwise_into(op, fmt, codes[0], codes[1] if len(codes) > 1 else None,
                                    codes[2] if len(codes) > 2 else None, out, **policy, sr_random=sr_random,

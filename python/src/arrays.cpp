@@ -3,8 +3,8 @@
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
+#include <iterator>
 #include <type_traits>
-
 
 namespace fmtcheck::python {
 namespace {
@@ -13,10 +13,25 @@ bool is(const Array& a, nb::dlpack::dtype_code code, int bits) {
   return a.dtype().code == static_cast<std::uint8_t>(code) && a.dtype().bits == bits && a.dtype().lanes == 1;
 }
 
-std::string dtype_name(const Array& a) {
-  const char* kinds[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
-  const auto code = a.dtype().code;
-  return std::string(code < 7 ? kinds[code] : "dtype code " + std::to_string(code)) + std::to_string(a.dtype().bits);
+// DLPack 1.x's types of 8 bits and less (dlpack.h, kDLFloat8_e3m4 = 7 to
+// kDLFloat4_e2m1fn = 17), by type code, with the fmtcheck format of each 8-bit
+// one (as ml_dtypes' type of the same name; none for FP6 and FP4, which DLPack
+// gives 6 and 4 bits, not a byte per code as ml_dtypes stores them).
+struct SmallFloat {
+  const char* dlpack_name;
+  const char* format;
+};
+constexpr std::uint8_t first_small_float = 7;
+constexpr SmallFloat small_floats[] = {
+    {"float8_e3m4", "e3m4"},         {"float8_e4m3", "e4m3ieee"}, {"float8_e4m3b11fnuz", "e4m3fnuz_b11"},
+    {"float8_e4m3fn", "e4m3"},       {"float8_e4m3fnuz", "e4m3fnuz"}, {"float8_e5m2", "e5m2"},
+    {"float8_e5m2fnuz", "e5m2fnuz"}, {"float8_e8m0fnu", "e8m0"},  {"float6_e2m3fn", nullptr},
+    {"float6_e3m2fn", nullptr},      {"float4_e2m1fn", nullptr},
+};
+
+const SmallFloat* small_float(const Array& a) {
+  const auto i = static_cast<std::size_t>(a.dtype().code) - first_small_float;
+  return a.dtype().code >= first_small_float && i < std::size(small_floats) ? &small_floats[i] : nullptr;
 }
 
 template <typename T>
@@ -39,12 +54,29 @@ Format code_format(const Array& a, const std::optional<std::string>& from) {
 
 }  // namespace
 
+std::string dtype_name(const Array& a) {
+  const char* kinds[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
+  const auto code = a.dtype().code;
+  const std::string bits = std::to_string(a.dtype().bits);
+  if (const SmallFloat* f = small_float(a)) return std::string(f->dlpack_name) + " (" + bits + " bits)";
+  return std::string(code < 7 ? kinds[code] : "dtype code " + std::to_string(code)) + bits;
+}
+
+std::optional<std::string> dtype_format(const Array& a) {
+  if (is(a, nb::dlpack::dtype_code::Bfloat, 16)) return "bf16";
+  if (const SmallFloat* f = small_float(a); f && f->format && a.dtype().bits == 8 && a.dtype().lanes == 1) return f->format;
+  return std::nullopt;
+}
+
 BatchSource batch_source(const Array& a, const std::optional<std::string>& from) {
   using nb::dlpack::dtype_code;
   if (is(a, dtype_code::Float, 32)) return {span_of<float>(a), formats::fp32};
   if (is(a, dtype_code::Float, 64)) return {span_of<double>(a), formats::fp64};
   if (is(a, dtype_code::Float, 16)) return {span_of<std::uint16_t>(a), formats::fp16};
-  if (is(a, dtype_code::Bfloat, 16)) return {span_of<std::uint16_t>(a), formats::bf16};
+  if (const auto f = dtype_format(a)) {  // bfloat16 and the FP8 types: codes
+    if (a.dtype().bits == 8) return {span_of<std::uint8_t>(a), format_from_string(*f)};
+    return {span_of<std::uint16_t>(a), format_from_string(*f)};
+  }
   if (is(a, dtype_code::UInt, 8)) return {span_of<std::uint8_t>(a), code_format(a, from)};
   if (is(a, dtype_code::UInt, 16)) return {span_of<std::uint16_t>(a), code_format(a, from)};
   if (is(a, dtype_code::UInt, 32)) return {span_of<std::uint32_t>(a), code_format(a, from)};
@@ -53,7 +85,7 @@ BatchSource batch_source(const Array& a, const std::optional<std::string>& from)
     if (code_format(a, from) == formats::fp64) return {span_of<double>(a), formats::fp64};
     throw std::invalid_argument("64-bit codes are read only as fp64, not " + *from);
   }
-  throw nb::type_error(("expected float32, float64, float16, bfloat16, an ml_dtypes type or unsigned codes, not " +
+  throw nb::type_error(("expected float32, float64, float16, bfloat16, an FP8 type, an ml_dtypes type or unsigned codes, not " +
                         dtype_name(a)).c_str());
 }
 

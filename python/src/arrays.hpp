@@ -26,10 +26,19 @@ namespace nb = nanobind;
 using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
-// The values of `a` with their format: float32, float64, float16 and
-// bfloat16 by their dtype, unsigned codes by `from` (required for them).
+// The values of `a` with their format: float32, float64, float16, bfloat16
+// and DLPack's FP8 types by their dtype, unsigned codes by `from` (required
+// for them).
 // Throws TypeError for any other dtype, ValueError for a bad `from`.
 BatchSource batch_source(const Array& a, const std::optional<std::string>& from);
+
+// The format a dtype without a numpy type names: "bf16" for bfloat16, and for
+// DLPack's FP8 types the format of ml_dtypes' type of the same name; nullopt
+// for every other dtype.
+std::optional<std::string> dtype_format(const Array& a);
+
+// A dtype in words, for errors: "int32", "float6_e2m3fn (6 bits)".
+std::string dtype_name(const Array& a);
 
 // The same as a tensor of memory_tensors().
 MemoryTensor memory_tensor(std::string name, const Array& a, const std::optional<std::string>& from);

@@ -10,5 +10,7 @@ void bind_formats(nanobind::module_& m);
 void bind_analysis(nanobind::module_& m);
 void bind_arith(nanobind::module_& m);
 void bind_tensor_core(nanobind::module_& m);
+void bind_fresh_memory(nanobind::module_& m);
+void bind_dlpack_view(nanobind::module_& m);
 
 }  // namespace fmtcheck::python

@@ -10,4 +10,6 @@ NB_MODULE(_core, m) {
   fmtcheck::python::bind_analysis(m);
   fmtcheck::python::bind_arith(m);
   fmtcheck::python::bind_tensor_core(m);
+  fmtcheck::python::bind_fresh_memory(m);
+  fmtcheck::python::bind_dlpack_view(m);
 }

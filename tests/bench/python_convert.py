@@ -2,6 +2,23 @@
 what was measured in the same run: the C++ path it calls (convert_parallel,
 every core, from fmtcheck-bench), and ml_dtypes' / numpy's astype.
 
+What each side includes:
+- C++: fmtcheck-bench's convert_parallel/<format>/rne, wall-clock time of the
+  call alone, from and into std::vectors allocated before the timed loop
+  (4 KiB pages where transparent huge pages are "madvise").
+- C++ huge: convert_parallel_huge/<format>/rne, the same with input and output
+  in huge pages, as numpy's arrays of 4 MiB and more and the package's large
+  results are here.
+- out=: fmtcheck.convert(x, fmt, out=codes) into an array allocated once: the
+  Python call, argument checks, the DLPack/numpy import and the conversion.
+- new: fmtcheck.convert(x, fmt), which returns a new array: the same plus its
+  allocation, in the extension's memory, which keeps a freed result's pages
+  for the next result of the size (python/src/fresh_memory.cpp).
+- fresh: convert(..., out=np.empty(...)) with a new numpy array per call: for
+  16-bit codes (32 MiB) malloc maps memory new from the kernel each time, so
+  this pays the page faults that the first result of a size pays in "new".
+- astype: x.astype(dtype), numpy's or ml_dtypes' conversion with allocation.
+
 Usage: PYTHONPATH=build/python .venv/bin/python tests/bench/python_convert.py build/tests/bench/fmtcheck-bench
 The inputs follow fmtcheck-bench's recipe (normal values times 2^-20..2^20,
 every 997th a random bit pattern). The machine's load changes from second to
@@ -33,7 +50,7 @@ def inputs():
 
 
 def median_ms(run):
-    run()  # warm: page faults of a fresh output, thread start-up
+    run()  # warm: thread start-up, the first faults of out= and of the memory "new" reuses
     times = []
     for _ in range(REPEATS):
         t = time.perf_counter()
@@ -43,34 +60,36 @@ def median_ms(run):
 
 
 def cpp_ms(bench):
-    """One fmtcheck-bench run of convert_parallel/<format>/rne: ms per conversion, by format."""
-    r = subprocess.run([bench, "--benchmark_filter=^convert_parallel/.*/rne/real_time$", "--benchmark_format=json"],
-                       capture_output=True, text=True, check=True)
-    return {b["run_name"].split("/")[1]: b["real_time"] for b in json.loads(r.stdout)["benchmarks"]}
+    """One fmtcheck-bench run of convert_parallel(_huge)/<format>/rne: ms per conversion, by
+    (benchmark, format)."""
+    r = subprocess.run([bench, "--benchmark_filter=^convert_parallel(_huge)?/.*/rne/real_time$",
+                        "--benchmark_format=json"], capture_output=True, text=True, check=True)
+    return {tuple(b["run_name"].split("/")[:2]): b["real_time"] for b in json.loads(r.stdout)["benchmarks"]}
 
 
 def main():
     x = inputs()
     outs = {name: np.empty(COUNT, dtype) for name, dtype in FORMATS.items()}
-    rounds = []  # per round, per format: (C++, out=, allocating, astype) in ms
+    rounds = []  # per round, per format: (C++, C++ huge, out=, new, fresh, astype) in ms
     with np.errstate(all="ignore"):
         for _ in range(ROUNDS):
             cpp = cpp_ms(sys.argv[1])
-            rounds.append({name: (cpp[name],
+            rounds.append({name: (cpp["convert_parallel", name], cpp["convert_parallel_huge", name],
                                   median_ms(lambda: fmtcheck.convert(x, name, out=outs[name])),
                                   median_ms(lambda: fmtcheck.convert(x, name)),
+                                  median_ms(lambda: fmtcheck.convert(x, name, out=np.empty(COUNT, dtype))),
                                   median_ms(lambda: x.astype(dtype)))
                            for name, dtype in FORMATS.items()})
     med = statistics.median
-    print(f"medians of {ROUNDS} rounds")
-    print(f"{'format':7} {'C++ ms':>8} {'out= ms':>8} {'alloc ms':>9} {'astype ms':>10} {'out=/C++':>9} {'alloc/C++':>10} "
-          f"{'out=/astype':>12}")
+    columns = ("C++", "C++ huge", "out=", "new", "fresh", "astype")
+    ratios = {"out=/C++": (2, 0), "new/C++": (3, 0), "fresh/C++": (4, 0), "new/C++ huge": (3, 1), "new/astype": (3, 5)}
+    print(f"medians of {ROUNDS} rounds; ms, then ratios per round")
+    print(f"{'format':7}" + "".join(f"{c + ' ms':>12}" for c in columns) + "".join(f"{c:>14}" for c in ratios))
     for name in FORMATS:
         t = [r[name] for r in rounds]
-        print(f"{name:7} {med(c for c, _, _, _ in t):8.2f} {med(o for _, o, _, _ in t):8.2f} {med(a for _, _, a, _ in t):9.2f} "
-              f"{med(s for _, _, _, s in t):10.2f} {med(o / c for c, o, _, _ in t):9.2f} {med(a / c for c, _, a, _ in t):10.2f} "
-              f"{med(o / s for _, o, _, s in t):12.2f}")
-
+        ms = [med(r[k] for r in t) for k in range(len(columns))]
+        quotients = [med(r[a] / r[b] for r in t) for a, b in ratios.values()]
+        print(f"{name:7}" + "".join(f"{v:12.2f}" for v in ms) + "".join(f"{v:14.2f}" for v in quotients))
 
 if __name__ == "__main__":
     main()
