@@ -134,7 +134,8 @@ def test_transformer_matches_reference_bit_for_bit(fmtcheck, sort_data, tmp_path
     # One sequence per step keeps the pure-Python reference to seconds.
     csv, js = tmp_path / "steps.csv", tmp_path / "summary.json"
     r = fmtcheck("train", "--model", "transformer", "--data", sort_data, "--recipe", recipe, "--gpu", "exact",
-                 "--steps", STEPS, "--batch", 1, "--optimizer", "adam", "--lr", 0.003, "--csv", csv, "--json", js)
+                 "--steps", STEPS, "--batch", 1, "--optimizer", "adam", "--lr", 0.003, "--infer", "", "--csv", csv,
+                 "--json", js)
     assert r.returncode == 0, r.stderr.decode()
     table = pd.read_csv(csv, keep_default_na=False, dtype=str)
     compare(table, json.loads(js.read_text()), recipe,

@@ -363,12 +363,12 @@ int run_train(TrainArgs& a) {
       progress.update(runs.size() * a.steps + s + 1);
     }
     run.eval = trainer.evaluate();
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();  // training only
     for (const train::Recipe& r : inferred) run.inference.emplace_back(r.name, trainer.evaluate(r));
     double parameters = 0;
     for (const train::Parameter* p : model_state->parameters()) parameters += static_cast<double>(p->value.size());
     run.memory = train::memory_use(recipe, a.config.optimizer, parameters, model_state->saved_activations(a.config.batch));
     run.final_scale = trainer.loss_scale();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     runs.push_back(std::move(run));
   }
   if (!a.csv.empty()) write_csv(a.csv, runs);
