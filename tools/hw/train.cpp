@@ -52,14 +52,16 @@ std::string bits(float v) { return fmt::format("{} ({:08x})", v, std::bit_cast<s
 int run_train(TrainArgs& a) {
   const cuda::DeviceInfo device = cuda::require_device();  // no GPU: one line, exit 2
   // The GPU side casts with cvt.rn and multiplies with mma.sync in fp16 or
-  // bf16: the autocast recipes of those formats and their pure variants,
-  // whose weight storage is the optimizer's, CPU code either way.
+  // bf16 (the autocast recipes of those formats and their pure variants,
+  // whose weight storage is the optimizer's, CPU code either way), or in
+  // tf32 from fp32 registers (the tf32 recipe).
   const std::optional<train::Recipe> found = train::find_recipe(a.half);
   const bool runs = found && found->forward != nullptr && found->scaling == train::TensorScaling::none &&
-                    (*found->forward == formats::fp16 || *found->forward == formats::bf16);
+                    (*found->forward == formats::fp16 || *found->forward == formats::bf16 ||
+                     *found->forward == formats::tf32);
   if (!runs || a.config.batch == 0 || a.steps == 0) {
-    throw UsageError("hw train takes --half fp16, bf16 or a pure recipe of them (bf16-pure, bf16-pure-sr, "
-                     "bf16-pure-kahan, bf16-pure-fp32-states, fp16-pure...), --batch >= 1 and --steps >= 1");
+    throw UsageError("hw train takes --half fp16, bf16, tf32 or a pure recipe of fp16 or bf16 (bf16-pure, "
+                     "bf16-pure-sr, bf16-pure-kahan, bf16-pure-fp32-states, fp16-pure...), --batch >= 1 and --steps >= 1");
   }
   const train::Recipe recipe = *found;
   const Format half = *recipe.forward;
@@ -131,7 +133,7 @@ const bool registered = register_hw_command({
       a->config.optimizer.momentum = 0.0f;  // plain SGD unless asked
       sub.add_option("--steps", a->steps, "training steps")->capture_default_str();
       sub.add_option("--half", a->half,
-                     "recipe: fp16 (GradScaler), bf16, or their pure variants FMT-pure, -sr, -kahan, -fp32-states")
+                     "recipe: fp16 (GradScaler), bf16, tf32, or the pure variants FMT-pure, -sr, -kahan, -fp32-states")
           ->capture_default_str();
       sub.add_option("--sr-bits", a->config.recipe.sr_bits, "-sr recipes: random bits per stochastic rounding")
           ->capture_default_str();
