@@ -274,7 +274,7 @@ std::string signed_fixed(const char* fmt, double v) {
 // Each trained recipe's weights evaluated under each --infer recipe.
 void print_inference(const std::vector<RecipeRun>& runs) {
   std::vector<std::string> headers = {"trained \\ inferred"};
-  for (const auto& [name, e] : runs.front().inference) headers.push_back(name + " loss (change, accuracy)");
+  for (const auto& [name, e] : runs.front().inference) headers.push_back(name);
   Table table(headers);
   for (const RecipeRun& r : runs) {
     std::vector<std::string> row = {r.recipe.name};
@@ -284,7 +284,7 @@ void print_inference(const std::vector<RecipeRun>& runs) {
     }
     table.add_row(std::move(row));
   }
-  std::printf("\ninference in another precision: held-out loss (change from float32, accuracy change)\n%s",
+  std::printf("\ninference in another precision: held-out loss (its change from the float32 evaluation, accuracy's change)\n%s",
               table.aligned().c_str());
 }
 
