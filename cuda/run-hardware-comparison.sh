@@ -187,11 +187,14 @@ run_step() {
       gemm_check gemm-e4m3-to-e4m3 --type e4m3 --out e4m3 --fast-accum --scale-a 0.5 --scale-b 2 --scale-d 8 ;;
     train)
       # The digits MLP: fp16 from a loss scale that overflows (skips, backoff,
-      # growth every 50 steps), bf16 with torch's defaults.
+      # growth every 50 steps), bf16 with torch's defaults, pure bf16 with
+      # stochastically rounded weight updates, tf32 from fp32 registers.
       digits=$out/digits.csv
       gunzip -c "$root/data/digits/digits.csv.gz" > "$digits" || { failed=1; return; }
       check train-fp16 train --steps 300 --half fp16 --data "$digits" --init-scale 16777216 --growth-interval 50
       check train-bf16 train --steps 300 --half bf16 --data "$digits"
+      check train-bf16-pure-sr train --steps 300 --half bf16-pure-sr --data "$digits" --lr 0.01
+      check train-tf32 train --steps 300 --half tf32 --data "$digits"
       finish
       rm -f "$digits"
       return ;;

@@ -105,30 +105,34 @@ void launch(const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t*
 }
 
 // A GEMM as a chain of mma.sync tiles (hw train): one warp per 16×8 block of
-// D, K taken 16 (one instruction) at a time in order, each instruction's D
-// the next one's C, starting from +0. A is M×K row-major, B is N×K (column
-// n of B, K-major), D is M×N row-major fp32; all dimensions are multiples of
-// the tile (the host pads).
+// D, K taken one instruction's k (16 for fp16/bf16, 8 for tf32) at a time
+// in order, each instruction's D the next one's C, starting from +0. A is
+// M×K row-major, B is N×K (column n of B, K-major), D is M×N row-major fp32;
+// all dimensions are multiples of the tile (the host pads). tf32 operands
+// are whole fp32 registers: the tensor core reads their top 19 bits.
 template <MmaOp Op>
 __global__ void tile_gemm_kernel(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* d, int m, int n,
                                  int k) {
   constexpr OpTraits t = traits(Op);
-  static_assert(t.input_bits == 16 && !t.fp16_out && t.shape == MmaShape::m16n8k16, "fp16/bf16 into fp32 only");
+  static_assert(t.input_bits >= 16 && !t.fp16_out, "fp16, bf16 or tf32 into fp32 only");
+  constexpr int step = k_of(t.shape);
+  constexpr int per_word = 32 / t.input_bits;
+  constexpr std::uint32_t mask = t.input_bits == 32 ? 0xFFFFFFFFu : 0xFFFFu;
   const int warp = static_cast<int>(blockIdx.x * mma_warps_per_block + threadIdx.x / warp_size);
   const int tiles_n = n / 8;
   if (warp >= (m / 16) * tiles_n) return;  // a whole warp leaves together
   const int lane = static_cast<int>(threadIdx.x % warp_size);
   const int row0 = warp / tiles_n * 16, col0 = warp % tiles_n * 8;
   std::uint32_t acc[4] = {};
-  for (int k0 = 0; k0 < k; k0 += 16) {
+  for (int k0 = 0; k0 < k; k0 += step) {
     std::uint32_t ra[4] = {}, rb[2] = {}, rd[4] = {};
     for (int i = 0; i < a_fragment_size(t.shape); ++i) {
       const FragmentCoord x = a_fragment(t.shape, lane, i);
-      ra[i / 2] |= (a[(row0 + x.row) * k + k0 + x.col] & 0xFFFF) << (16 * (i % 2));
+      ra[i / per_word] |= (a[(row0 + x.row) * k + k0 + x.col] & mask) << ((i % per_word) * t.input_bits);
     }
     for (int i = 0; i < b_fragment_size(t.shape); ++i) {
       const FragmentCoord x = b_fragment(t.shape, lane, i);  // (k, n)
-      rb[i / 2] |= (b[(col0 + x.col) * k + k0 + x.row] & 0xFFFF) << (16 * (i % 2));
+      rb[i / per_word] |= (b[(col0 + x.col) * k + k0 + x.row] & mask) << ((i % per_word) * t.input_bits);
     }
     mma<Op>(ra, rb, acc, rd);
     for (int i = 0; i < 4; ++i) acc[i] = rd[i];
@@ -147,8 +151,10 @@ void launch_tile_gemm(MmaOp op, const std::uint32_t* a, const std::uint32_t* b, 
     tile_gemm_kernel<MmaOp::f16_f32><<<cfg.blocks, cfg.threads_per_block>>>(a, b, d, m, n, k);
   } else if (op == MmaOp::bf16_f32) {
     tile_gemm_kernel<MmaOp::bf16_f32><<<cfg.blocks, cfg.threads_per_block>>>(a, b, d, m, n, k);
+  } else if (op == MmaOp::tf32_f32) {
+    tile_gemm_kernel<MmaOp::tf32_f32><<<cfg.blocks, cfg.threads_per_block>>>(a, b, d, m, n, k);
   } else {
-    throw std::invalid_argument("launch_tile_gemm: fp16 or bf16 into fp32 only");
+    throw std::invalid_argument("launch_tile_gemm: fp16, bf16 or tf32 into fp32 only");
   }
   check(cudaGetLastError(), "tile GEMM kernel launch");
 }

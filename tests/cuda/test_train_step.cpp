@@ -1,9 +1,9 @@
 // The training step of `hw train` without a GPU: the library's step on the
 // emulator's operations (fmtcheck's gemm() under the GPU's model) against
 // the same step on a reference that runs the hardware kernel's arithmetic
-// literally (k zero-padded to 16, one dot_product_add per mma.sync
-// m16n8k16, each D the next C); and DeviceOps' argument checks, which come
-// before any device use.
+// literally (k zero-padded to the instruction's, one dot_product_add per
+// mma.sync m16n8k16, or m16n8k8 for tf32, each D the next C); and
+// DeviceOps' argument checks, which come before any device use.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -35,12 +35,13 @@ class ReferenceOps final : public train::TensorOps {
   std::vector<float> gemm(const train::Operand& a, const train::Operand& b, std::size_t m, std::size_t n,
                           std::size_t k) override {
     std::vector<float> d(m * n);
-    std::vector<std::uint64_t> ra(16), cb(16);
+    const std::size_t step = *a.format == formats::tf32 ? 8 : 16;
+    std::vector<std::uint64_t> ra(step), cb(step);
     for (std::size_t i = 0; i < m; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
         std::uint64_t c = 0;  // +0
-        for (std::size_t k0 = 0; k0 < k; k0 += 16) {
-          for (std::size_t t = 0; t < 16; ++t) {
+        for (std::size_t k0 = 0; k0 < k; k0 += step) {
+          for (std::size_t t = 0; t < step; ++t) {
             ra[t] = k0 + t < k ? a.bits[i * k + k0 + t] : 0;
             cb[t] = k0 + t < k ? b.bits[j * k + k0 + t] : 0;
           }
@@ -86,7 +87,7 @@ TEST_CASE("the library's step on the emulator equals the mma.sync chain, step by
   config.batch = 24;  // not a multiple of the tile: the reference pads k, the emulator does not
   config.recipe.scaler.init_scale = 1024.0;
   for (const char* model_name : {"ampere", "hopper"}) {
-    for (const char* recipe_name : {"fp16", "bf16"}) {
+    for (const char* recipe_name : {"fp16", "bf16", "tf32", "bf16-pure-sr"}) {
       CAPTURE(model_name);
       CAPTURE(recipe_name);
       const TensorCoreModel& model = *find_tensor_core_model(model_name);
@@ -113,6 +114,7 @@ TEST_CASE("DeviceOps checks its operands before any device use") {
   CHECK_NOTHROW(cuda::check_tile_gemm(fa, fb, 32, 16, 8));  // any sizes: the device pads
   CHECK_THROWS_AS(cuda::check_tile_gemm(fa, fb, 16, 8, 8), std::invalid_argument);
   CHECK_THROWS_AS(cuda::check_tile_gemm({&formats::e4m3, a}, {&formats::e4m3, b}, 16, 8, 16), std::invalid_argument);
+  CHECK_NOTHROW(cuda::check_tile_gemm({&formats::tf32, a}, {&formats::tf32, b}, 16, 8, 16));
   CHECK_THROWS_AS(cuda::check_tile_gemm(fa, {&formats::bf16, b}, 16, 8, 16), std::invalid_argument);
   CHECK_THROWS_AS(cuda::check_tile_gemm({&formats::fp16, a, 0.5f}, fb, 16, 8, 16), std::invalid_argument);
   cuda::DeviceOps device;
@@ -121,6 +123,15 @@ TEST_CASE("DeviceOps checks its operands before any device use") {
   const std::vector<float> x(4, 1.0f);
   CHECK_THROWS_AS(device.cast(formats::e4m3, train::activation_policy(), x, counts), std::invalid_argument);
   CHECK_THROWS_AS(device.cast(formats::fp16, Policy{}, x, counts), std::invalid_argument);  // not cvt.rn's NaN
+  // tf32 under truncation is the fp32 register as it is (the mma truncates);
+  // a value below tf32's smallest subnormal counts as underflowing.
+  const std::vector<float> y = {1.0f + 0x1p-20f, -0x1p-140f, 0.0f};
+  FlagCounts tf32_counts;
+  const train::Recipe tf32 = *train::find_recipe("tf32");
+  CHECK(device.cast(formats::tf32, tf32.operand_policy, y, tf32_counts) ==
+        std::vector<std::uint32_t>{std::bit_cast<std::uint32_t>(y[0]), std::bit_cast<std::uint32_t>(y[1]), 0u});
+  CHECK(tf32_counts[Flag::tiny_to_zero] == 1);
+  CHECK_THROWS_AS(device.cast(formats::tf32, train::activation_policy(), y, counts), std::invalid_argument);
   // What the fp16 and bf16 recipes ask for is what cvt.rn does.
   for (const char* name : {"fp16", "bf16"}) {
     const train::Recipe r = *train::find_recipe(name);

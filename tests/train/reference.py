@@ -147,6 +147,7 @@ FORMATS = {
     "bf16": (ml_dtypes.bfloat16, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
     "e4m3": (ml_dtypes.float8_e4m3fn, 448.0),
     "e5m2": (ml_dtypes.float8_e5m2, 57344.0),
+    "tf32": (None, float(np.finfo(F32).max)),  # cast() truncates float32 bits
 }
 
 
@@ -165,9 +166,16 @@ def amax_of(x):
 
 
 def cast(x, fmt, saturate, stats):
-    """x (float32) rounded to fmt; returns the values as float64; counts into stats."""
-    dtype, fmax = FORMATS[fmt]
+    """x (float32) rounded to fmt; returns the values as float64; counts into stats.
+    tf32 operands: the float32 bits with the low 13 cleared (a tensor core's
+    reading of fp32 registers)."""
     x = np.asarray(x, dtype=F32)
+    if fmt == "tf32":
+        q = (np.ascontiguousarray(x).view(np.uint32) & np.uint32(0xFFFFE000)).view(F32).astype(F64)
+        if stats is not None:
+            stats.underflowed += int(np.sum(np.isfinite(x) & (x != 0) & (q == 0)))
+        return q
+    dtype, fmax = FORMATS[fmt]
     with np.errstate(over="ignore", invalid="ignore"):
         unbounded = x.astype(dtype).astype(F64)
         q = np.clip(x, -fmax, fmax).astype(dtype).astype(F64) if saturate else unbounded
@@ -206,12 +214,89 @@ class Delayed:
 
 RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling, loss scaling
     "fp32": (None, None, None, False, None, False),
+    "tf32": ("tf32", "tf32", None, False, None, False),
     "fp16": ("fp16", "fp16", "fp16", False, None, True),
     "bf16": ("bf16", "bf16", "bf16", False, None, False),
     "fp8-delayed": ("e4m3", "e5m2", "bf16", True, "delayed", False),
     "fp8-current": ("e4m3", "e5m2", "bf16", True, "current", False),
     "mxfp8": ("e4m3", "e4m3", "bf16", True, "mx", False),
 }
+
+
+# Pure low-precision training: the autocast recipe, the weights' (and
+# gradients') format, the optimizer states' format (None: float32) and how
+# the weight takes its update.
+PURE = {}
+for _base in ["bf16", "fp16"]:
+    PURE[_base + "-pure"] = (_base, _base, _base, "nearest")
+    PURE[_base + "-pure-sr"] = (_base, _base, _base, "sr")
+    PURE[_base + "-pure-kahan"] = (_base, _base, _base, "kahan")
+    PURE[_base + "-pure-fp32-states"] = (_base, _base, None, "nearest")
+
+
+def store(x, fmt):
+    """A float32 tensor kept in fmt (to nearest even), as float32 values."""
+    return cast(x, fmt, False, None).astype(F32)
+
+
+def draws(seed, first, count):
+    """Stochastic rounding's draws at positions first.. of the stream: half
+    of splitmix64(seed, q // 2), the low 32 bits for even q, the high for odd."""
+    return np.array([(splitmix64(seed, q >> 1) >> (32 * (q & 1))) & 0xFFFFFFFF for q in range(first, first + count)],
+                    dtype=np.uint64)
+
+
+def stochastic_round(x, fmt, bits, seed, first):
+    """x (float32) rounded to the 16-bit fmt stochastically: between the
+    neighbours lo (toward zero) and hi, the discarded fraction f = (|x| -
+    |lo|) / (|hi| - |lo|) rounds away iff floor(f·2^bits) + draw mod 2^bits
+    >= 2^bits (finite x whose neighbours are finite)."""
+    dtype = FORMATS[fmt][0]
+    x = np.asarray(x, dtype=F32).ravel()
+    near = x.astype(dtype)
+    ax = np.abs(x.astype(F64))
+    code = near.view(np.uint16).astype(np.int64)
+    lo = np.where(np.abs(near.astype(F64)) > ax, code - 1, code)  # one code toward zero
+    value = lambda c: np.abs(c.astype(np.uint16).view(dtype).astype(F64))
+    lo_v, hi_v = value(lo), value(lo + 1)
+    top = np.floor((ax - lo_v) / (hi_v - lo_v) * 2.0 ** bits).astype(np.uint64)
+    mask = np.uint64((1 << bits) - 1)
+    away = (ax != lo_v) & (top + (draws(seed, first, x.size) & mask) > mask)
+    return np.where(away, lo + 1, lo).astype(np.uint16).view(dtype).astype(F32)
+
+
+class WeightStore:
+    """Applies float32 updates u to weights: p + u in float32, rounded to
+    the weight format (nearest, stochastic or Kahan-compensated) under pure
+    recipes; counts the nonzero updates and those lost (p unchanged)."""
+
+    def __init__(self, pure, sr_bits=16, sr_seed=0):
+        self.weights, self.states, self.update = (pure[1], pure[2], pure[3]) if pure else (None, None, None)
+        self.sr_bits, self.sr_seed, self.position = sr_bits, sr_seed, 0
+        self.compensation = {}
+
+    def keep_state(self, x):
+        return store(x, self.states) if self.states else x
+
+    def in_weight_format(self, g):
+        return store(g, self.weights) if self.weights else g
+
+    def apply(self, key, p, u):
+        """The new weight and (nonzero, lost) counts."""
+        kahan = self.weights and self.update == "kahan"
+        y = (u + self.compensation.get(key, np.zeros_like(u))).astype(F32) if kahan else u
+        total = (p + y).astype(F32)
+        if self.weights is None:
+            new = total
+        elif self.update == "sr":
+            new = stochastic_round(total, self.weights, self.sr_bits, self.sr_seed, self.position).reshape(p.shape)
+            self.position += total.size
+        else:
+            new = store(total, self.weights)
+        if kahan:
+            self.compensation[key] = store(((p - new).astype(F32) + y).astype(F32), self.weights)
+        nonzero = u != 0
+        return new, (int(np.sum(nonzero)), int(np.sum(nonzero & (new == p))))
 
 
 def mx_exponent(amax, fmax):
@@ -288,11 +373,13 @@ class Autocast:
         return cast(x, self.activation, False, s).astype(F32)
 
     def activation_matmul(self, name, a, b):
-        """a·bᵀ in the activation format (attention's GEMMs); an FMA chain in fp32."""
-        if self.activation is None:
+        """a·bᵀ in the activation format (attention's GEMMs); an FMA chain in
+        fp32; tf32 operands with a float32 result under tf32."""
+        if self.float32():
             return matmul_fma(np.asarray(a, dtype=F32), np.asarray(b, dtype=F32))
-        qa = cast(a, self.activation, False, None)
-        qb = cast(b, self.activation, False, None)
+        fmt = self.activation or self.forward
+        qa = cast(a, fmt, False, None)
+        qb = cast(b, fmt, False, None)
         return self.to_activation(name, gemm_exact(qa, qb, F32(1)))
 
 
@@ -404,8 +491,8 @@ class Mlp:
         self.fc1.backward(ac, np.where(z > 0, da, F32(0)).astype(F32), False)
         return loss
 
-    def evaluate(self, x, labels):
-        ac = Autocast("fp32")
+    def evaluate(self, x, labels, recipe="fp32"):
+        ac = Autocast(recipe)
         logits = self.fc2.forward(ac, relu(self.fc1.forward(ac, x)))
         loss, _, correct = softmax_cross_entropy(logits, labels, F32(1))
         return loss, correct / len(labels)
@@ -435,13 +522,19 @@ def read_digits(path):
 
 def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_scale=65536.0,
           growth_interval=2000, train_images=1500, optimizer="sgd", clip=0.0,
-          beta1=0.9, beta2=0.999, eps=1e-8):
-    """Yields one dict per step, then the evaluation as a final dict."""
+          beta1=0.9, beta2=0.999, eps=1e-8, sr_bits=16, sr_seed=0, infer=()):
+    """Yields one dict per step, then the evaluation as a final dict (with
+    the held-out loss and accuracy under each recipe of `infer`)."""
     pixels, labels = read_digits(data_path)
     tx, ty = pixels[:train_images], labels[:train_images]
     model = Mlp(seed)
-    ac = Autocast(recipe)
-    scaler = GradScaler(init_scale, interval=growth_interval) if RECIPES[recipe][5] else None
+    pure = PURE.get(recipe)
+    base = pure[0] if pure else recipe
+    weights = WeightStore(pure, sr_bits, sr_seed)
+    for layer in [model.fc1, model.fc2]:
+        layer.w, layer.b = weights.in_weight_format(layer.w), weights.in_weight_format(layer.b)
+    ac = Autocast(base)
+    scaler = GradScaler(init_scale, interval=growth_interval) if RECIPES[base][5] else None
     buffers = {}
     updates = 0
     for step in range(steps):
@@ -453,10 +546,10 @@ def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_s
         found_inf = False
         inverse = F32(1.0 / scaler.scale) if scaler else None
         for layer, kind in model.params():
-            g = layer.gw if kind == "w" else layer.gb
+            g = weights.in_weight_format(layer.gw if kind == "w" else layer.gb)
             if scaler:
                 found_inf = found_inf or not np.isfinite(g).all()
-                g = (g * inverse).astype(F32)
+                g = weights.in_weight_format((g * inverse).astype(F32))
             grads[(layer.name, kind)] = g
         total = F32(0)
         for g in grads.values():
@@ -466,7 +559,8 @@ def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_s
         skipped = scaler.update(found_inf) if scaler else False
         if not skipped and clip > 0:
             coefficient = min(F32(clip) / F32(norm + F32(1e-6)), F32(1))
-            grads = {k: (g * coefficient).astype(F32) for k, g in grads.items()}
+            grads = {k: weights.in_weight_format((g * coefficient).astype(F32)) for k, g in grads.items()}
+        lost = {}
         if not skipped:
             updates += 1
             c1 = 1.0 - float(F32(beta1)) ** updates
@@ -477,21 +571,24 @@ def train(recipe, data_path, steps, batch, lr=0.05, momentum=0.9, seed=0, init_s
                 key = (layer.name, kind)
                 p = layer.w if kind == "w" else layer.b
                 if optimizer == "sgd":
-                    buf = g.copy() if updates == 1 else (buffers[key] * F32(momentum) + g).astype(F32)
+                    buf = g.copy() if updates == 1 or momentum == 0 else (buffers[key] * F32(momentum) + g).astype(F32)
+                    buf = weights.keep_state(buf)
                     buffers[key] = buf
-                    p = (p - (F32(lr) * buf).astype(F32)).astype(F32)
+                    u = -(F32(lr) * buf).astype(F32)
                 else:
                     m, v = buffers.get(key, (np.zeros_like(g), np.zeros_like(g)))
-                    m = (m + (F32(1) - F32(beta1)) * (g - m)).astype(F32)
-                    v = (v * F32(beta2) + (F32(1) - F32(beta2)) * (g * g)).astype(F32)
+                    m = weights.keep_state((m + (F32(1) - F32(beta1)) * (g - m)).astype(F32))
+                    v = weights.keep_state((v * F32(beta2) + (F32(1) - F32(beta2)) * (g * g)).astype(F32))
                     buffers[key] = (m, v)
                     denom = (np.sqrt(v) / c2_sqrt + F32(eps)).astype(F32)
-                    p = (p + (-step_size) * (m / denom)).astype(F32)
+                    u = ((-step_size) * (m / denom)).astype(F32)
+                p, lost[f"{layer.name}.{'weight' if kind == 'w' else 'bias'}"] = weights.apply(key, p, u)
                 if kind == "w":
                     layer.w = p
                 else:
                     layer.b = p
         yield {"step": step, "loss": loss, "grad_norm": norm, "loss_scale": scale, "skipped": skipped,
-               "tensors": ac.step}
-    loss, accuracy = model.evaluate(pixels[train_images:], labels[train_images:])
-    yield {"eval_loss": loss, "accuracy": accuracy}
+               "tensors": ac.step, "updates": lost}
+    held_out = pixels[train_images:], labels[train_images:]
+    loss, accuracy = model.evaluate(*held_out)
+    yield {"eval_loss": loss, "accuracy": accuracy, "inference": {r: model.evaluate(*held_out, r) for r in infer}}

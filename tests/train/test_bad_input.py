@@ -18,6 +18,11 @@ import pytest
     (["--lr", "-0.1"], ["--lr"]),
     (["--init-scale", "0"], ["--init-scale"]),
     (["--amax-compute", "mean"], ["mean"]),
+    (["--recipe", "bf16-pure-fast"], ["bf16-pure-fast", "recipe"]),
+    (["--infer", "fp32,int8"], ["int8", "--infer"]),
+    (["--gpu", "ampere", "--infer", "fp8-current"], ["ampere", "e4m3"]),
+    (["--sr-bits", "0"], ["--sr-bits"]),
+    (["--params", "-7e9"], ["--params"]),
 ])
 def test_bad_option(fmtcheck, digits, tmp_path, args, words):
     out = tmp_path / "steps.csv"

@@ -1,7 +1,9 @@
 // fmtcheck train: mixed-precision training emulated bit-exactly on the CPU,
 // recipe against recipe. Each recipe trains the same model from the same
 // initial weights on the same batches; the matmuls run on the tensor-core
-// model of --gpu. Per-step CSV, JSON summary, a table at the end.
+// model of --gpu. Per-step CSV, JSON summary, tables at the end: training
+// (with the updates pure low-precision weights lost), inference of the
+// trained weights in other precisions, and memory per recipe.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include "common/progress.hpp"
 #include "common/table.hpp"
 #include "fmtcheck/train/digits.hpp"
+#include "fmtcheck/train/memory.hpp"
 #include "fmtcheck/train/trainer.hpp"
 #include "fmtcheck/train/transformer.hpp"
 
@@ -29,6 +32,9 @@ struct TrainArgs {
   std::string optimizer = "sgd", amax_compute = "max";
   float lr = NAN;  // default per optimizer
   train::TrainConfig config;
+  std::string infer;
+  bool infer_given = false;  // else: those of fp32, tf32, bf16, fp16, fp8-current that --gpu runs
+  double params = 0;  // also tabulate memory for a model this size
   std::string csv, json;
 };
 
@@ -57,6 +63,8 @@ struct RecipeRun {
   train::Recipe recipe;
   std::vector<StepRecord> steps;
   train::Evaluation eval;
+  std::vector<std::pair<std::string, train::Evaluation>> inference;  // under each --infer recipe
+  train::MemoryUse memory;
   double final_scale = 1;
   double seconds = 0;
   double multiply_adds = 0;  // per step
@@ -68,20 +76,41 @@ std::string join(std::span<const std::string_view> names) {
   return s;
 }
 
-std::vector<train::Recipe> parse_recipes(const std::string& list, const TensorCoreModel& model, const std::string& gpu) {
+std::vector<train::Recipe> parse_recipes(const std::string& option, const std::string& list, const TensorCoreModel& model,
+                                         const std::string& gpu) {
   std::vector<train::Recipe> out;
   std::stringstream in(list);
   for (std::string name; std::getline(in, name, ',');) {
     const auto r = train::find_recipe(name);
-    if (!r) throw UsageError("unknown --recipe '" + name + "': expected " + join(train::recipe_names()));
+    if (!r) throw UsageError("unknown " + option + " '" + name + "': expected " + join(train::recipe_names()));
     if (const auto reason = train::unsupported(*r, model)) throw UsageError(*reason + " (--gpu " + gpu + ")");
     for (const train::Recipe& seen : out) {
-      if (seen.name == name) throw UsageError("--recipe names " + name + " twice");
+      if (seen.name == name) throw UsageError(option + " names " + name + " twice");
     }
     out.push_back(*r);
   }
-  if (out.empty()) throw UsageError("--recipe names no recipe");
+  if (out.empty()) throw UsageError(option + " names no recipe");
   return out;
+}
+
+struct Lost {
+  std::uint64_t nonzero = 0, lost = 0;
+  [[nodiscard]] double fraction() const { return nonzero == 0 ? 0.0 : static_cast<double>(lost) / static_cast<double>(nonzero); }
+};
+
+Lost lost(const StepRecord& s) {
+  Lost l;
+  for (const train::UpdateCounts& u : s.updates) l.nonzero += u.nonzero, l.lost += u.lost;
+  return l;
+}
+
+Lost lost(const RecipeRun& r) {
+  Lost l;
+  for (const StepRecord& s : r.steps) {
+    const Lost step = lost(s);
+    l.nonzero += step.nonzero, l.lost += step.lost;
+  }
+  return l;
 }
 
 std::uint64_t total(const StepRecord& s, Flag f) {
@@ -113,17 +142,29 @@ void write_csv(const std::string& path, const std::vector<RecipeRun>& runs) {
       }
     }
   }
-  std::vector<std::string> headers = {"recipe", "step", "loss", "grad_norm", "loss_scale", "skipped"};
+  std::vector<std::string> parameters;
+  for (const RecipeRun& r : runs) {
+    for (const StepRecord& s : r.steps) {
+      for (const train::UpdateCounts& u : s.updates) {
+        if (std::find(parameters.begin(), parameters.end(), u.name) == parameters.end()) parameters.push_back(u.name);
+      }
+    }
+  }
+  std::vector<std::string> headers = {"recipe",  "step",         "loss",           "grad_norm",
+                                      "loss_scale", "skipped", "nonzero_updates", "lost_updates"};
   for (const std::string& t : tensors) {
     for (const char* column : {"amax", "scale", "underflowed", "overflowed", "flushed", "saturated"}) {
       headers.push_back(t + ":" + column);
     }
   }
+  for (const std::string& p : parameters) headers.push_back(p + ":lost_updates");
   Table table(headers);
   for (const RecipeRun& r : runs) {
     for (const StepRecord& s : r.steps) {
-      std::vector<std::string> row = {r.recipe.name, std::to_string(s.step), shortest(s.loss), shortest(s.grad_norm),
-                                      shortest(s.loss_scale), s.skipped ? "1" : "0"};
+      const Lost step_lost = lost(s);
+      std::vector<std::string> row = {r.recipe.name,          std::to_string(s.step),  shortest(s.loss),
+                                      shortest(s.grad_norm),  shortest(s.loss_scale), s.skipped ? "1" : "0",
+                                      std::to_string(step_lost.nonzero), std::to_string(step_lost.lost)};
       for (const std::string& name : tensors) {
         const auto it = std::find_if(s.tensors.begin(), s.tensors.end(), [&](const auto& t) { return t.first == name; });
         if (it == s.tensors.end()) {
@@ -136,6 +177,10 @@ void write_csv(const std::string& path, const std::vector<RecipeRun>& runs) {
                                      std::to_string(t.flags[Flag::saturated])}) {
           row.push_back(v);
         }
+      }
+      for (const std::string& name : parameters) {
+        const auto it = std::find_if(s.updates.begin(), s.updates.end(), [&](const auto& u) { return u.name == name; });
+        row.push_back(it == s.updates.end() ? "" : std::to_string(it->lost));
       }
       table.add_row(std::move(row));
     }
@@ -153,10 +198,26 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
   out["batch"] = a.config.batch;
   out["optimizer"] = a.optimizer;
   out["multiply_adds_per_step"] = runs.front().multiply_adds;
+  out["params"] = a.params;
   out["recipes"] = nlohmann::ordered_json::array();
   for (const RecipeRun& r : runs) {
     std::uint64_t skipped = 0;
     for (const StepRecord& s : r.steps) skipped += s.skipped ? 1 : 0;
+    nlohmann::ordered_json lost_per_step = nlohmann::ordered_json::array(), inference = nlohmann::ordered_json::array();
+    for (const StepRecord& s : r.steps) lost_per_step.push_back(lost(s).lost);
+    for (const auto& [name, e] : r.inference) {
+      inference.push_back({{"recipe", name}, {"eval_loss", e.loss}, {"accuracy", e.accuracy},
+                           {"loss_change", static_cast<double>(e.loss) - static_cast<double>(r.eval.loss)},
+                           {"accuracy_change", e.accuracy - r.eval.accuracy}});
+    }
+    auto memory = [&](const train::MemoryUse& m) {
+      nlohmann::ordered_json j = {{"weights", m.weights}, {"master", m.master}, {"gradients", m.gradients},
+                                  {"optimizer_states", m.states}};
+      if (m.activations) j["activations"] = *m.activations;
+      j["total"] = m.total();
+      return j;
+    };
+    const Lost run_lost = lost(r);
     out["recipes"].push_back({{"recipe", r.recipe.name},
                               {"final_loss", r.steps.back().loss},
                               {"late_loss", late_loss(r)},
@@ -168,9 +229,19 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
                               {"overflowed", total(r, Flag::overflow)},
                               {"saturated", total(r, Flag::saturated)},
                               {"flushed", total(r, Flag::flushed)},
+                              {"nonzero_updates", run_lost.nonzero},
+                              {"lost_updates", run_lost.lost},
+                              {"lost_fraction", run_lost.fraction()},
+                              {"lost_updates_per_step", lost_per_step},
+                              {"inference", inference},
+                              {"memory_bytes", memory(r.memory)},
                               {"seconds", r.seconds},
                               {"seconds_per_million_multiply_adds",
                                r.seconds / (r.multiply_adds * static_cast<double>(r.steps.size())) * 1e6}});
+    if (a.params > 0) {
+      out["recipes"].back()["memory_bytes_at_params"] =
+          memory(train::memory_use(r.recipe, a.config.optimizer, a.params));
+    }
   }
   OutputFile file(path);
   file.write(out.dump(2) + "\n");
@@ -179,7 +250,7 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
 
 void print_table(const std::vector<RecipeRun>& runs) {
   Table table({"recipe", "late loss", "eval loss", "accuracy", "skipped", "final scale", "to zero", "overflow",
-               "saturated", "seconds"});
+               "saturated", "lost updates", "seconds"});
   char buf[64];
   for (const RecipeRun& r : runs) {
     std::uint64_t skipped = 0;
@@ -188,9 +259,53 @@ void print_table(const std::vector<RecipeRun>& runs) {
     table.add_row({r.recipe.name, fixed("%.4f", late_loss(r)), fixed("%.4f", r.eval.loss),
                    fixed("%.1f%%", 100.0 * r.eval.accuracy), std::to_string(skipped), shortest(r.final_scale),
                    std::to_string(total(r, Flag::tiny_to_zero)), std::to_string(total(r, Flag::overflow)),
-                   std::to_string(total(r, Flag::saturated)), fixed("%.2f", r.seconds)});
+                   std::to_string(total(r, Flag::saturated)), fixed("%.1f%%", 100.0 * lost(r).fraction()),
+                   fixed("%.2f", r.seconds)});
   }
   std::printf("%s", table.aligned().c_str());
+}
+
+std::string signed_fixed(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// Each trained recipe's weights evaluated under each --infer recipe.
+void print_inference(const std::vector<RecipeRun>& runs) {
+  std::vector<std::string> headers = {"trained \\ inferred"};
+  for (const auto& [name, e] : runs.front().inference) headers.push_back(name);
+  Table table(headers);
+  for (const RecipeRun& r : runs) {
+    std::vector<std::string> row = {r.recipe.name};
+    for (const auto& [name, e] : r.inference) {
+      row.push_back(signed_fixed("%.4f", e.loss) + " (" + signed_fixed("%+.4f", e.loss - r.eval.loss) + ", " +
+                    signed_fixed("%+.1f%%", 100.0 * (e.accuracy - r.eval.accuracy)) + ")");
+    }
+    table.add_row(std::move(row));
+  }
+  std::printf("\ninference in another precision: held-out loss (its change from the float32 evaluation, accuracy's change)\n%s",
+              table.aligned().c_str());
+}
+
+// Bytes in the largest binary unit that leaves at least 1 (0 as 0).
+std::string binary_size(double bytes) {
+  if (bytes == 0) return "0";
+  if (bytes < 1024) return signed_fixed("%.0f B", bytes);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  for (bytes /= 1024; bytes >= 1024 && u < 3; bytes /= 1024) ++u;
+  return signed_fixed("%.1f ", bytes) + units[u];
+}
+
+void print_memory(const std::string& title, const std::vector<RecipeRun>& runs, const TrainArgs& a, double params) {
+  Table table({"recipe", "weights", "master", "gradients", "optimizer states", "activations", "total"});
+  for (const RecipeRun& r : runs) {
+    const train::MemoryUse m = params > 0 ? train::memory_use(r.recipe, a.config.optimizer, params) : r.memory;
+    table.add_row({r.recipe.name, binary_size(m.weights), binary_size(m.master), binary_size(m.gradients), binary_size(m.states),
+                   m.activations ? binary_size(*m.activations) : "-", binary_size(m.total())});
+  }
+  std::printf("\n%s\n%s", title.c_str(), table.aligned().c_str());
 }
 
 int run_train(TrainArgs& a) {
@@ -199,7 +314,17 @@ int run_train(TrainArgs& a) {
   }
   const TensorCoreModel* model = train::gpu_model(a.gpu);
   if (model == nullptr) throw UsageError("unknown --gpu '" + a.gpu + "': expected " + join(train::gpu_names()));
-  const std::vector<train::Recipe> recipes = parse_recipes(a.recipes, *model, a.gpu);
+  const std::vector<train::Recipe> recipes = parse_recipes("--recipe", a.recipes, *model, a.gpu);
+  std::vector<train::Recipe> inferred;
+  if (a.infer_given && !a.infer.empty()) inferred = parse_recipes("--infer", a.infer, *model, a.gpu);
+  if (!a.infer_given) {
+    for (const std::string_view name : {"fp32", "tf32", "bf16", "fp16", "fp8-current"}) {
+      const train::Recipe r = *train::find_recipe(name);
+      if (!train::unsupported(r, *model)) inferred.push_back(r);
+    }
+  }
+  if (!(a.params >= 0) || !std::isfinite(a.params)) throw UsageError("--params must be a number of parameters >= 0");
+  if (a.config.recipe.sr_bits < 1 || a.config.recipe.sr_bits > 32) throw UsageError("--sr-bits must be 1 to 32");
   if (a.steps == 0) throw UsageError("--steps must be at least 1");
   if (a.config.batch == 0) throw UsageError("--batch must be at least 1");
   if (a.optimizer != "sgd" && a.optimizer != "adam") throw UsageError("unknown --optimizer '" + a.optimizer + "': expected sgd or adam");
@@ -231,15 +356,19 @@ int run_train(TrainArgs& a) {
   for (const train::Recipe& recipe : recipes) {
     const auto start = std::chrono::steady_clock::now();
     const std::unique_ptr<train::Model> model_state = task->make_model(a.config.seed);
-    RecipeRun run{recipe, {}, {}, 1, 0, model_state->step_multiply_adds(a.config.batch)};
+    RecipeRun run{recipe, {}, {}, {}, {}, 1, 0, model_state->step_multiply_adds(a.config.batch)};
     train::Trainer trainer(recipe, a.config, *model_state, ops);
     for (std::size_t s = 0; s < a.steps; ++s) {
       run.steps.push_back(trainer.step());
       progress.update(runs.size() * a.steps + s + 1);
     }
     run.eval = trainer.evaluate();
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();  // training only
+    for (const train::Recipe& r : inferred) run.inference.emplace_back(r.name, trainer.evaluate(r));
+    double parameters = 0;
+    for (const train::Parameter* p : model_state->parameters()) parameters += static_cast<double>(p->value.size());
+    run.memory = train::memory_use(recipe, a.config.optimizer, parameters, model_state->saved_activations(a.config.batch));
     run.final_scale = trainer.loss_scale();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     runs.push_back(std::move(run));
   }
   if (!a.csv.empty()) write_csv(a.csv, runs);
@@ -247,6 +376,12 @@ int run_train(TrainArgs& a) {
   std::printf("%s on %s, %zu steps of batch %zu, %s (lr %g), tensor cores: %s\n", a.model.c_str(), a.data.c_str(),
               a.steps, a.config.batch, a.optimizer.c_str(), static_cast<double>(a.config.optimizer.lr), model->name.c_str());
   print_table(runs);
+  if (!inferred.empty()) print_inference(runs);
+  print_memory("memory of the emulated model (batch " + std::to_string(a.config.batch) + ")", runs, a, 0);
+  if (a.params > 0) {
+    print_memory("memory at --params " + shortest(a.params) + " (activations depend on batch, sequence and architecture)",
+                 runs, a, a.params);
+  }
   return 0;
 }
 
@@ -258,8 +393,18 @@ const bool registered = register_command({
                      "the model's data, gzip or plain: data/digits/digits.csv.gz (mlp), data/sort/sort.csv.gz (transformer)");
       sub.add_option("--model", a->model, "mlp (64-32-10 ReLU on the digits) or transformer (one block, sorting tokens)")
           ->capture_default_str();
-      sub.add_option("--recipe", a->recipes, "comma-separated: fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current, mxfp8")
+      sub.add_option("--recipe", a->recipes,
+                     "comma-separated: fp32, tf32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current, mxfp8; pure "
+                     "low precision (no fp32 master) bf16-pure, fp16-pure, each also -sr, -kahan, -fp32-states")
           ->capture_default_str();
+      CLI::Option* infer = sub.add_option(
+          "--infer", a->infer,
+          "evaluate the trained weights under these recipes' casts too (empty: none; default: those of fp32, tf32, "
+          "bf16, fp16, fp8-current that --gpu runs)");
+      sub.add_option("--params", a->params, "also tabulate the memory of a model with this many parameters (7e9)");
+      sub.add_option("--sr-bits", a->config.recipe.sr_bits, "-sr recipes: random bits per stochastic rounding")
+          ->capture_default_str();
+      sub.add_option("--sr-seed", a->config.recipe.sr_seed, "-sr recipes: seed of the random stream")->capture_default_str();
       sub.add_option("--gpu", a->gpu, "tensor-core model: ampere, ada, hopper, blackwell, exact")->capture_default_str();
       sub.add_option("--steps", a->steps, "training steps per recipe")->capture_default_str();
       sub.add_option("--batch", a->config.batch, "examples (images, sequences) per step")->capture_default_str();
@@ -278,7 +423,10 @@ const bool registered = register_command({
       sub.add_option("--margin", a->config.recipe.margin, "fp8: scale = fp8_max / amax / 2^margin")->capture_default_str();
       sub.add_option("--csv", a->csv, "per-step CSV: loss, gradient norm, loss scale, skipped, per-tensor amax and counts");
       sub.add_option("--json", a->json, "summary per recipe as JSON");
-      return std::function<int()>([a] { return run_train(*a); });
+      return std::function<int()>([a, infer] {
+        a->infer_given = infer->count() > 0;
+        return run_train(*a);
+      });
     }});
 
 }  // namespace

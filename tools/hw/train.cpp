@@ -51,10 +51,20 @@ std::string bits(float v) { return fmt::format("{} ({:08x})", v, std::bit_cast<s
 
 int run_train(TrainArgs& a) {
   const cuda::DeviceInfo device = cuda::require_device();  // no GPU: one line, exit 2
-  if ((a.half != "fp16" && a.half != "bf16") || a.config.batch == 0 || a.steps == 0) {
-    throw UsageError("hw train takes --half fp16 or bf16, --batch >= 1 and --steps >= 1");
+  // The GPU side casts with cvt.rn and multiplies with mma.sync in fp16 or
+  // bf16 (the autocast recipes of those formats and their pure variants,
+  // whose weight storage is the optimizer's, CPU code either way), or in
+  // tf32 from fp32 registers (the tf32 recipe).
+  const std::optional<train::Recipe> found = train::find_recipe(a.half);
+  const bool runs = found && found->forward != nullptr && found->scaling == train::TensorScaling::none &&
+                    (*found->forward == formats::fp16 || *found->forward == formats::bf16 ||
+                     *found->forward == formats::tf32);
+  if (!runs || a.config.batch == 0 || a.steps == 0) {
+    throw UsageError("hw train takes --half fp16, bf16, tf32 or a pure recipe of fp16 or bf16 (bf16-pure, "
+                     "bf16-pure-sr, bf16-pure-kahan, bf16-pure-fp32-states, fp16-pure...), --batch >= 1 and --steps >= 1");
   }
-  const Format half = parse_format_option(a.half);
+  const train::Recipe recipe = *found;
+  const Format half = *recipe.forward;
   if (a.data.empty()) throw UsageError("--data is required (digits CSV; see docs/hardware.md)");
   train::DigitsSplit data;
   try {
@@ -65,7 +75,6 @@ int run_train(TrainArgs& a) {
   const cuda::ModelChoice choice =
       cuda::model_for(*cuda::find_mma_instruction(half, formats::fp32), device.compute_capability());
   if (!choice.model) throw UsageError("no model to compare with: " + choice.known_gap);
-  const train::Recipe recipe = *train::find_recipe(a.half);
   cuda::DeviceOps hardware_ops;
   train::EmulatedOps emulator_ops(*choice.model);
   train::DigitsMlp hardware_model(data.train, data.held_out, a.config.seed);
@@ -128,7 +137,12 @@ const bool registered = register_hw_command({
       auto a = std::make_shared<TrainArgs>();
       a->config.optimizer.momentum = 0.0f;  // plain SGD unless asked
       sub.add_option("--steps", a->steps, "training steps")->capture_default_str();
-      sub.add_option("--half", a->half, "recipe: fp16 (GradScaler) or bf16")->capture_default_str();
+      sub.add_option("--half", a->half,
+                     "recipe: fp16 (GradScaler), bf16, tf32, or the pure variants FMT-pure, -sr, -kahan, -fp32-states")
+          ->capture_default_str();
+      sub.add_option("--sr-bits", a->config.recipe.sr_bits, "-sr recipes: random bits per stochastic rounding")
+          ->capture_default_str();
+      sub.add_option("--sr-seed", a->config.recipe.sr_seed, "-sr recipes: seed of the random stream")->capture_default_str();
       sub.add_option("--data", a->data, "digits CSV, gzip or plain (data/digits/digits.csv.gz)");
       sub.add_option("--batch", a->config.batch, "images per step")->capture_default_str();
       sub.add_option("--lr", a->config.optimizer.lr, "SGD learning rate")->capture_default_str();

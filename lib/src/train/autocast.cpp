@@ -117,11 +117,14 @@ std::vector<float> Autocast::to_activation(const std::string& name, std::vector<
 
 std::vector<float> Autocast::activation_matmul(const std::string& name, std::span<const float> a,
                                                std::span<const float> b, std::size_t m, std::size_t n, std::size_t k) {
-  if (recipe_.activation == nullptr) return matmul_fma(a, b, m, n, k);
-  const Format& f = *recipe_.activation;
+  if (float32()) return matmul_fma(a, b, m, n, k);
+  // Without an activation format (tf32) the bmm runs on the recipe's tensor
+  // cores too, as torch's allow_tf32 sends it there, and stays float32.
+  const Format& f = recipe_.activation != nullptr ? *recipe_.activation : *recipe_.forward;
+  const Policy policy = recipe_.activation != nullptr ? activation_policy() : recipe_.operand_policy;
   FlagCounts unrecorded;
-  const std::vector<std::uint32_t> qa = ops_.cast(f, activation_policy(), a, unrecorded);
-  const std::vector<std::uint32_t> qb = ops_.cast(f, activation_policy(), b, unrecorded);
+  const std::vector<std::uint32_t> qa = ops_.cast(f, policy, a, unrecorded);
+  const std::vector<std::uint32_t> qb = ops_.cast(f, policy, b, unrecorded);
   return to_activation(name, ops_.gemm({&f, qa, 1.0f, {}}, {&f, qb, 1.0f, {}}, m, n, k));
 }
 

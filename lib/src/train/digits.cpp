@@ -102,6 +102,13 @@ double DigitsMlp::step_multiply_adds(std::size_t batch) const {
   return b * (inputs * hidden + hidden * classes) * 2 + b * hidden * classes;
 }
 
+SavedActivations DigitsMlp::saved_activations(std::size_t batch) const {
+  const auto b = static_cast<double>(batch);
+  // fc1's and fc2's inputs; fc1's output for ReLU's backward; the
+  // probabilities of the float32 softmax cross-entropy.
+  return {b * (inputs + hidden), b * hidden, b * classes};
+}
+
 LossResult DigitsMlp::forward_backward(Autocast& ac, const Batch& batch, float loss_scale) {
   const std::size_t rows = batch.labels.size();
   const std::vector<float> z = fc1_.forward(ac, batch.x, rows);

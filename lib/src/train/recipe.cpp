@@ -5,7 +5,11 @@
 namespace fmtcheck::train {
 namespace {
 
-constexpr std::array<std::string_view, 6> names = {"fp32", "fp16", "bf16", "fp8-delayed", "fp8-current", "mxfp8"};
+constexpr std::array<std::string_view, 15> names = {
+    "fp32",          "tf32",           "fp16",           "bf16",
+    "fp8-delayed",   "fp8-current",    "mxfp8",          "bf16-pure",
+    "bf16-pure-sr",  "bf16-pure-kahan", "bf16-pure-fp32-states", "fp16-pure",
+    "fp16-pure-sr",  "fp16-pure-kahan", "fp16-pure-fp32-states"};
 constexpr std::array<std::string_view, 5> gpus = {"ampere", "ada", "hopper", "blackwell", "exact"};
 
 Policy nvidia(Overflow overflow) {
@@ -22,8 +26,35 @@ Policy activation_policy() { return nvidia(Overflow::nosat); }
 std::span<const std::string_view> recipe_names() { return names; }
 std::span<const std::string_view> gpu_names() { return gpus; }
 
+namespace {
+
+// FMT-pure[-sr|-kahan|-fp32-states]: the FMT autocast recipe with its
+// weights, gradients and (unless fp32-states) optimizer states in FMT.
+std::optional<Recipe> find_pure_recipe(std::string_view name) {
+  for (const std::string_view base : {"bf16", "fp16"}) {
+    const std::string prefix = std::string(base) + "-pure";
+    if (!name.starts_with(prefix)) continue;
+    const std::string_view remedy = name.substr(prefix.size());
+    std::optional<Recipe> r = find_recipe(base);
+    r->name = std::string(name);
+    r->weights = r->forward;
+    r->states = remedy == "-fp32-states" ? nullptr : r->forward;
+    r->update = remedy == "-sr" ? WeightUpdate::stochastic : remedy == "-kahan" ? WeightUpdate::kahan : WeightUpdate::nearest;
+    if (remedy.empty() || remedy == "-sr" || remedy == "-kahan" || remedy == "-fp32-states") return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<Recipe> find_recipe(std::string_view name) {
   if (name == "fp32") return Recipe{"fp32", nullptr, nullptr, nullptr, nvidia(Overflow::nosat)};
+  // TF32 tensor cores read fp32 registers and ignore their low 13 bits.
+  if (name == "tf32") {
+    Policy truncate = nvidia(Overflow::nosat);
+    truncate.rounding = Rounding::rtz;
+    return Recipe{"tf32", &formats::tf32, &formats::tf32, nullptr, truncate};
+  }
   if (name == "fp16") {
     return Recipe{"fp16", &formats::fp16, &formats::fp16, &formats::fp16, nvidia(Overflow::nosat),
                   TensorScaling::none, true};
@@ -37,7 +68,7 @@ std::optional<Recipe> find_recipe(std::string_view name) {
   if (name == "mxfp8") {
     return Recipe{"mxfp8", &formats::e4m3, &formats::e4m3, &formats::bf16, nvidia(Overflow::sat), TensorScaling::mx};
   }
-  return std::nullopt;
+  return find_pure_recipe(name);
 }
 
 std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model) {

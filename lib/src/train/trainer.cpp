@@ -17,10 +17,21 @@ float gradient_norm(const std::vector<Parameter*>& parameters) {
 Trainer::Trainer(const Recipe& recipe, const TrainConfig& config, Model& model, TensorOps& ops)
     : config_(config),
       model_(model),
+      ops_(ops),
+      weights_(recipe.weights),
       autocast_(recipe, config.recipe, ops),
-      optimizer_(config.optimizer, model.parameters()) {
+      optimizer_(config.optimizer, model.parameters(),
+                 {recipe.weights, recipe.states, recipe.update, config.recipe.sr_bits, config.recipe.sr_seed}) {
   if (config.batch == 0) throw std::invalid_argument("the batch must hold at least one example");
   if (recipe.loss_scaling) scaler_.emplace(config.recipe.scaler);
+  if (weights_ != nullptr) {
+    for (Parameter* p : model.parameters()) store_as(*weights_, p->value);
+  }
+}
+
+void Trainer::store_gradients(const std::vector<Parameter*>& params) const {
+  if (weights_ == nullptr) return;
+  for (Parameter* p : params) store_as(*weights_, p->grad);
 }
 
 StepRecord Trainer::step() {
@@ -31,6 +42,7 @@ StepRecord Trainer::step() {
   r.loss = model_.train_batch(autocast_, steps_++, config_.batch, r.loss_scale).loss;
   r.tensors = autocast_.step_stats();
   const std::vector<Parameter*> params = model_.parameters();
+  store_gradients(params);
 
   // GradScaler.unscale_: check the scaled gradients for inf/NaN, multiply by
   // the float32 reciprocal of the scale (computed in double, as torch does).
@@ -43,6 +55,7 @@ StepRecord Trainer::step() {
         g = g * inverse;
       }
     }
+    store_gradients(params);
   }
   r.grad_norm = gradient_norm(params);
   if (scaler_) r.skipped = scaler_->update(found_inf);
@@ -53,15 +66,17 @@ StepRecord Trainer::step() {
     for (Parameter* p : params) {
       for (float& g : p->grad) g = g * coefficient;
     }
+    store_gradients(params);
   }
-  optimizer_.step();
+  r.updates = optimizer_.step();
   return r;
 }
 
-Evaluation Trainer::evaluate() {
-  EmulatedOps unused(*gpu_model("exact"));  // the fp32 recipe casts nothing and uses no tensor core
-  Autocast fp32(*find_recipe("fp32"), config_.recipe, unused);
-  return model_.evaluate(fp32);
+Evaluation Trainer::evaluate() { return evaluate(*find_recipe("fp32")); }
+
+Evaluation Trainer::evaluate(const Recipe& recipe) {
+  Autocast casts(recipe, config_.recipe, ops_);
+  return model_.evaluate(casts);
 }
 
 }  // namespace fmtcheck::train

@@ -144,6 +144,17 @@ double SortTransformer::step_multiply_adds(std::size_t batch) const {
   return 3 * linear + 6 * attention;
 }
 
+SavedActivations SortTransformer::saved_activations(std::size_t batch) const {
+  const auto rows = static_cast<double>(batch * C), predicted = static_cast<double>(batch * L);
+  const double probs = static_cast<double>(batch * H * C * C);
+  // GEMM inputs: qkv, proj, fc1, fc2 per position, head per predicted one.
+  // Activations: qkv's output (Q, K, V), the probabilities P·V reads, fc1's
+  // output. Float32: each layer norm's xhat and rstd, the softmax's
+  // probabilities, the loss's probabilities.
+  return {rows * (W + W + W + hidden) + predicted * W, rows * (3 * W + hidden) + probs,
+          rows * 3 * (W + 1) + probs + predicted * static_cast<double>(SortTask::vocabulary)};
+}
+
 std::vector<float> SortTransformer::attention(Autocast& ac, std::span<const float> qkv) {
   std::vector<float> out(sequences_ * C * W);
   probs_.assign(sequences_ * H * C * C, 0.0f);

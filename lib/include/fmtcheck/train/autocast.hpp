@@ -60,8 +60,9 @@ class Autocast {
   std::vector<float> to_activation(const std::string& name, std::vector<float> x);
   // C (m×n) = A·Bᵀ (A m×k, B n×k) in the activation format: torch
   // autocast's bmm, which Transformer Engine keeps out of FP8 too; an FMA
-  // chain under fp32. The operands are cast (unrecorded), the product is
-  // rounded to the activation format and recorded as `name`.
+  // chain under fp32, a float32 tensor-core GEMM of tf32 operands under
+  // tf32. The operands are cast (unrecorded), the product is rounded to the
+  // activation format and recorded as `name`.
   std::vector<float> activation_matmul(const std::string& name, std::span<const float> a, std::span<const float> b,
                                        std::size_t m, std::size_t n, std::size_t k);
 

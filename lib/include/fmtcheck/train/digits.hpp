@@ -48,6 +48,7 @@ class DigitsMlp final : public Model {
   Evaluation evaluate(Autocast& ac) override;
   std::vector<Parameter*> parameters() override { return {&fc1_.weight, &fc1_.bias, &fc2_.weight, &fc2_.bias}; }
   [[nodiscard]] double step_multiply_adds(std::size_t batch) const override;
+  [[nodiscard]] SavedActivations saved_activations(std::size_t batch) const override;
 
  private:
   LossResult forward_backward(Autocast& ac, const Batch& batch, float loss_scale);

@@ -17,6 +17,13 @@ struct Evaluation {
   double accuracy = 0;  // fraction of predictions (images, tokens) that are right
 };
 
+// Elements a training step saves for backward, by the format they live in.
+struct SavedActivations {
+  double gemm_inputs = 0;  // a Linear's input, kept as its cast GEMM operand
+  double activations = 0;  // GEMM outputs kept for an elementwise backward (ReLU, attention)
+  double float32 = 0;      // layer norm, softmax and loss: float32 under every recipe
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -29,6 +36,8 @@ class Model {
   virtual std::vector<Parameter*> parameters() = 0;
   // Multiply-adds of one training step's GEMMs (forward and backward).
   [[nodiscard]] virtual double step_multiply_adds(std::size_t batch) const = 0;
+  // What one training step of `batch` examples saves for its backward pass.
+  [[nodiscard]] virtual SavedActivations saved_activations(std::size_t batch) const = 0;
 };
 
 // Reads a text file, gzip-compressed or plain; throws std::invalid_argument.

@@ -2,6 +2,7 @@
 // how tensors are scaled into it, and how the loss is scaled.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,13 @@ enum class TensorScaling : std::uint8_t {
             // values along the GEMM's k, the smallest power of two >= block amax / fp8 max
 };
 
+// How a weight stored in a low format takes its update.
+enum class WeightUpdate : std::uint8_t {
+  nearest,     // the float32 sum weight + update rounded to nearest even
+  stochastic,  // the same sum rounded stochastically (fmtcheck's sr, a seeded stream)
+  kahan,       // compensated: a buffer in the weight format carries what the rounding lost
+};
+
 struct Recipe {
   std::string name;
   // GEMM operands: the forward pass's (inputs, weights) and the gradients'.
@@ -37,6 +45,12 @@ struct Recipe {
   Policy operand_policy;
   TensorScaling scaling = TensorScaling::none;
   bool loss_scaling = false;  // torch GradScaler (fp16)
+  // Pure low-precision training: weights and gradients stored in this
+  // format, no float32 master copy. Null: float32 weights and gradients.
+  const Format* weights = nullptr;
+  // The optimizer states' format; null: float32.
+  const Format* states = nullptr;
+  WeightUpdate update = WeightUpdate::nearest;
 };
 
 // Casts to the activation format: torch's, to nearest even, inf on overflow,
@@ -49,10 +63,19 @@ struct RecipeOptions {
   int amax_history = 1024;
   AmaxCompute amax_compute = AmaxCompute::max;
   int margin = 0;
+  // WeightUpdate::stochastic: random bits per rounding, and the stream's
+  // seed; the weights of step after step, parameter after parameter, take
+  // consecutive positions of the stream.
+  int sr_bits = 16;
+  std::uint64_t sr_seed = 0;
 };
 
-// fp32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current (both HYBRID:
-// e4m3 forward, e5m2 gradients), mxfp8 (e4m3 everywhere, TE's default).
+// fp32, tf32 (fp32 with TF32 tensor-core GEMMs), fp16 (GradScaler), bf16,
+// fp8-delayed, fp8-current (both HYBRID: e4m3 forward, e5m2 gradients),
+// mxfp8 (e4m3 everywhere, TE's default), and pure low-precision training
+// FMT-pure, FMT-pure-sr, FMT-pure-kahan, FMT-pure-fp32-states for FMT bf16
+// and fp16 (fp16 with GradScaler): FMT autocast, weights, gradients and
+// optimizer states in FMT (the last: states in float32).
 std::span<const std::string_view> recipe_names();
 std::optional<Recipe> find_recipe(std::string_view name);
 

@@ -70,6 +70,7 @@ class SortTransformer final : public Model {
   Evaluation evaluate(Autocast& ac) override;
   std::vector<Parameter*> parameters() override;
   [[nodiscard]] double step_multiply_adds(std::size_t batch) const override;
+  [[nodiscard]] SavedActivations saved_activations(std::size_t batch) const override;
 
  private:
   // The logits of the predicted positions (batch·length rows) and their targets.
