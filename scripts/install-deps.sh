@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what fmtcheck needs on Debian 12, skipping what is already there:
-# the Debian packages for building, and a virtual environment (.venv) with
+# the Debian packages for building (and, for the test command's hardening
+# job, clang with libFuzzer and ccache), and a virtual environment (.venv) with
 # the Python oracles (numpy, ml_dtypes, gfloat), notebook tools, and what
 # builds the Python package (python3-dev, nanobind, scikit-build-core).
 #   bash scripts/install-deps.sh [--no-python]
@@ -13,6 +14,8 @@ python=1
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libboost-dev libfmt-dev doctest-dev
           libbenchmark-dev libcli11-dev nlohmann-json3-dev libhwy-dev zlib1g-dev python3 python3-venv python3-pip python3-dev)
+# scripts/harden.sh: the sanitizer build and the fuzz targets.
+if [[ $python == 1 ]]; then packages+=(clang libclang-rt-14-dev ccache); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/command.hpp"
@@ -19,6 +21,34 @@ static std::vector<Command>& registry() {
 bool register_command(Command c) {
   registry().push_back(std::move(c));
   return true;
+}
+
+// An error message as one printable line: a message can quote input (a
+// parser's "last read" bytes, a file name), so line breaks and other
+// control characters, and bytes that are not UTF-8, are written as \xHH.
+static std::string one_line(std::string_view text) {
+  std::string out;
+  const auto escape = [&out](unsigned char c) {
+    static const char* const hex = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // Length of the UTF-8 sequence a lead byte starts (0: not a lead byte).
+    const std::size_t length = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool valid = length != 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (!valid || (length == 1 && (c < 0x20 || c == 0x7f))) {
+      escape(c);
+      ++i;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
 }
 
 }  // namespace fmtcheck::cli
@@ -41,7 +71,7 @@ int main(int argc, char** argv) {
       })) {
     std::string names;
     for (const Command& c : commands) names += (names.empty() ? "" : ", ") + c.name;
-    std::cerr << "fmtcheck: unknown command '" << argv[1] << "'; the commands are " << names << "\n";
+    std::cerr << "fmtcheck: " << one_line("unknown command '" + std::string(argv[1]) + "'; the commands are " + names) << "\n";
     return 2;
   }
   try {
@@ -53,7 +83,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fmtcheck: " << e.what() << " (see fmtcheck --help)\n";
+    std::cerr << "fmtcheck: " << one_line(e.what()) << " (see fmtcheck --help)\n";
     return 2;
   }
   try {
@@ -61,10 +91,10 @@ int main(int argc, char** argv) {
       if (sub->parsed()) return run();
     }
   } catch (const UsageError& e) {
-    std::cerr << "fmtcheck: " << e.what() << "\n";
+    std::cerr << "fmtcheck: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "fmtcheck: " << e.what() << "\n";
+    std::cerr << "fmtcheck: " << one_line(e.what()) << "\n";
     return 2;
   }
   return 2;

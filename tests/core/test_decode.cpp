@@ -108,7 +108,10 @@ TEST_CASE("to_exact_decimal: tf32, fp32 and fp64 extremes against long division"
       {&formats::fp64, 0x000FFFFFFFFFFFFF}, {&formats::fp64, 0x7FEFFFFFFFFFFFFF}, {&formats::fp64, 0x3FB999999999999A},
       {&formats::fp64, 0xBFF0000000000001},
   };
-  for (const auto& [f, bits] : cases) {
+  for (const auto& c : cases) {
+    // Named copies, not structured bindings: INFO's lambda cannot capture those in clang before 16.
+    const Format* f = c.first;
+    const std::uint64_t bits = c.second;
     INFO(f->name << " " << bits);
     CHECK(to_exact_decimal(*f, bits) == long_division(value_of(*f, f->from_storage(bits))));
   }

@@ -107,7 +107,8 @@ TEST_CASE("parse_format: preset names and the aliases of numpy, ml_dtypes, PyTor
       {"float4_e2m1fn", &formats::e2m1},  {"fp4", &formats::e2m1},
       {"ue8m0", &formats::e8m0},          {"float8_e8m0fnu", &formats::e8m0},
   };
-  for (const auto& [text, expected] : aliases) {
+  for (const auto& [name, expected] : aliases) {
+    const auto text = name;  // INFO's lambda cannot capture a structured binding in clang before 16
     INFO(text);
     const auto f = parse_format(text);
     REQUIRE(f.has_value());
@@ -181,7 +182,8 @@ TEST_CASE("parse_format: errors name the problem") {
       {"e4m3_b7x", "bias after _b must be an integer"},
       {"e4m3_b5000", "bias out of range"},
   };
-  for (const auto& [text, reason] : bad) {
+  for (const auto& [name, reason] : bad) {
+    const auto text = name;  // INFO's lambda cannot capture a structured binding in clang before 16
     INFO(text);
     std::string error;
     CHECK_FALSE(parse_format(text, &error).has_value());

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -38,12 +40,28 @@ Json stats_json(const ConversionStats& s) {
                       hex(s.max_abs_error), hex(s.max_rel_error), hex(s.sum_rel_error), hex(s.sum_sq_rel_error)});
 }
 
+// Integers as the file must store them. nlohmann's get<> would take a
+// float or a negative number for one without a word, and converting a
+// float out of the type's range is undefined behaviour.
+std::uint64_t count_from(const Json& j) {
+  if (!j.is_number_unsigned()) throw std::invalid_argument(j.dump() + " is not a count");
+  return j.get<std::uint64_t>();
+}
+
+int int_from(const Json& j) {
+  const bool fits = j.is_number_unsigned() ? j.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+                    : j.is_number_integer() ? j.get<std::int64_t>() >= std::numeric_limits<int>::min()
+                                            : false;
+  if (!fits) throw std::invalid_argument(j.dump() + " is not an int");
+  return static_cast<int>(j.get<std::int64_t>());
+}
+
 ConversionStats stats_from(const Json& j) {
   if (!j.is_array() || j.size() != 18) throw std::invalid_argument("conversion counters are not a list of 18");
   ConversionStats s;
   std::uint64_t* counts[] = {&s.values,   &s.exact,  &s.inexact,      &s.overflow,      &s.saturated,   &s.underflow_to_zero, &s.subnormal,
                              &s.flushed,  &s.nan_in, &s.inf_in,       &s.nan_produced,  &s.nonfinite_out, &s.error_count, &s.rel_error_count};
-  for (std::size_t i = 0; i < 14; ++i) *counts[i] = j.at(i).get<std::uint64_t>();
+  for (std::size_t i = 0; i < 14; ++i) *counts[i] = count_from(j.at(i));
   s.max_abs_error = unhex(j.at(14));
   s.max_rel_error = unhex(j.at(15));
   s.sum_rel_error = unhex(j.at(16));
@@ -64,16 +82,16 @@ Json input_json(const InputSummary& in) {
 
 InputSummary input_from(const Json& j) {
   InputSummary in;
-  in.values = j.at("values").get<std::uint64_t>();
-  in.nan = j.at("nan").get<std::uint64_t>();
-  in.inf = j.at("inf").get<std::uint64_t>();
-  in.zero = j.at("zero").get<std::uint64_t>();
+  in.values = count_from(j.at("values"));
+  in.nan = count_from(j.at("nan"));
+  in.inf = count_from(j.at("inf"));
+  in.zero = count_from(j.at("zero"));
   in.amax = unhex(j.at("amax"));
   for (const Json& b : j.at("binades")) {
-    const int binade = b.at(0).get<int>();
+    const int binade = int_from(b.at(0));
     if (binade < InputSummary::min_binade || binade > InputSummary::max_binade) throw std::invalid_argument("binade out of range");
-    in.binade_count[static_cast<std::size_t>(binade - InputSummary::min_binade)] = b.at(1).get<std::uint64_t>();
-    in.power_of_two_count[static_cast<std::size_t>(binade - InputSummary::min_binade)] = b.at(2).get<std::uint64_t>();
+    in.binade_count[static_cast<std::size_t>(binade - InputSummary::min_binade)] = count_from(b.at(1));
+    in.power_of_two_count[static_cast<std::size_t>(binade - InputSummary::min_binade)] = count_from(b.at(2));
   }
   return in;
 }
@@ -164,6 +182,10 @@ std::string partial_text(const AnalysisRun& run) {
 }
 
 AnalysisRun read_partial(const std::string& path) {
+  // A folder opens as a stream that merely reads nothing: refuse it by name.
+  if (std::error_code ec; std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    throw UsageError(path + ": not a regular file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot open the partial result");
   std::ostringstream text;
@@ -177,23 +199,23 @@ AnalysisRun read_partial(const std::string& path) {
     if (!run.options.is_object()) throw std::invalid_argument("options are not an object");
     // What printing the run needs (print_merged reads them).
     for (const char* key : {"formats", "scale", "scale_rule"}) run.options.at(key).get<std::string>();
-    run.options.at("block").get<int>();
+    int_from(run.options.at("block"));
     run.policy = j.at("policy").get<std::string>();
     for (const Json& r : j.at("results")) {
       const std::string format = r.at("format").get<std::string>();
       const Json& best = r.at("best");
       const TensorOutcome outcome{format, stats_from(r.at("stats")), r.at("block_scaled").get<bool>(),
-                                  best.is_null() ? std::nullopt : std::optional<int>(best.get<int>()),
-                                  r.at("underflow_at_best").get<std::uint64_t>()};
+                                  best.is_null() ? std::nullopt : std::optional<int>(int_from(best)),
+                                  count_from(r.at("underflow_at_best"))};
       Result result{r.at("model").get<std::string>(), r.at("file").get<std::string>(), r.at("tensor").get<std::string>(),
-                    format, r.at("scale").get<std::string>(), r.at("position").get<std::uint64_t>(),
+                    format, r.at("scale").get<std::string>(), count_from(r.at("position")),
                     {}, outcome, unhex(r.at("amax"))};
       for (const Json& m : r.at("measures")) result.measures.emplace_back(m.at(0).get<std::string>(), unhex(m.at(1)));
       run.results.push_back(std::move(result));
     }
     for (const Json& h : j.at("histograms")) {
       run.histograms.push_back({h.at("model").get<std::string>(), h.at("file").get<std::string>(), h.at("tensor").get<std::string>(),
-                                h.at("position").get<std::uint64_t>(), input_from(h.at("input"))});
+                                count_from(h.at("position")), input_from(h.at("input"))});
     }
     return run;
   } catch (const nlohmann::json::exception& e) {

@@ -1,5 +1,6 @@
 #include "common/tensor_options.hpp"
 
+#include <charconv>
 #include <sstream>
 
 #include "common/command.hpp"
@@ -22,10 +23,13 @@ ReadOptions to_read_options(const ReadArgs& args) {
     std::stringstream ss(args.shape);
     std::string item;
     while (std::getline(ss, item, ',')) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
-        throw UsageError("bad --shape '" + args.shape + "': expected sizes such as 1024,768");
+      std::uint64_t size = 0;
+      const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), size);
+      if (item.empty() || error != std::errc() || end != item.data() + item.size()) {
+        throw UsageError("bad --shape '" + args.shape + "': expected sizes such as 1024,768" +
+                         (error == std::errc::result_out_of_range ? " (" + item + " does not fit in 64 bits)" : ""));
       }
-      shape.push_back(std::stoull(item));
+      shape.push_back(size);
     }
     options.shape = shape;
   }

@@ -1,5 +1,6 @@
 #include "common/trace_steps.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,7 +21,13 @@ std::vector<TraceStep> from_folder(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::smatch m;
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && std::regex_match(name, m, step_file)) steps[std::stoull(m[1])].push_back(entry.path().string());
+    if (!entry.is_regular_file() || !std::regex_match(name, m, step_file)) continue;
+    std::uint64_t step = 0;
+    const std::string digits = m[1];
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), step).ec != std::errc()) {
+      throw UsageError("trace " + dir.string() + ": the step number of " + name + " does not fit in 64 bits");
+    }
+    steps[step].push_back(entry.path().string());
   }
   if (ec) throw UsageError("trace " + dir.string() + ": " + ec.message());
   if (steps.empty()) throw UsageError("trace " + dir.string() + ": no step files (expected names like step_0000.npy or step_0000.safetensors)");

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fmtcheck/io/tensor_io.hpp"
@@ -54,5 +56,13 @@ class BinaryTensorFile final : public TensorFile {
 
 // Bytes per element of a storage format (1, 2, 4 or 8).
 std::size_t element_bytes(const Format& f);
+
+// The number of elements of `shape` (a header's or --shape's); fails naming
+// `path` when it does not fit in 64 bits, so that a lying shape whose
+// product wraps around cannot pass for a small tensor.
+std::uint64_t element_count(const std::string& path, const std::vector<std::uint64_t>& shape);
+
+// A decimal unsigned integer, all of `text`; nullopt when it is not one or does not fit in 64 bits.
+std::optional<std::uint64_t> parse_uint64(std::string_view text);
 
 }  // namespace fmtcheck::detail

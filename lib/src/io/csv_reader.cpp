@@ -91,6 +91,10 @@ class CsvTensorFile final : public TensorFile {
   std::size_t column_ = 0;
 
   std::ifstream open() const {
+    // A folder opens as a stream that merely reads nothing: refuse it by name.
+    if (std::error_code ec; std::filesystem::exists(path_, ec) && !std::filesystem::is_regular_file(path_, ec)) {
+      fail(path_, "not a regular file");
+    }
     std::ifstream in(path_, std::ios::binary);
     if (!in) fail(path_, "cannot open for reading");
     return in;
@@ -101,10 +105,7 @@ class CsvTensorFile final : public TensorFile {
     for (std::size_t i = 0; i < header.size(); ++i) {
       if (trim(header[i]) == wanted) return i;
     }
-    if (wanted.find_first_not_of("0123456789") == std::string::npos) {
-      const std::size_t i = std::stoul(wanted);
-      if (i < header.size()) return i;
-    }
+    if (const auto i = detail::parse_uint64(wanted); i && *i < header.size()) return static_cast<std::size_t>(*i);
     fail(path_, "no column '" + wanted + "' in the header");
   }
 

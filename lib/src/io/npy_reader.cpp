@@ -42,7 +42,9 @@ std::vector<std::uint64_t> parse_shape(const std::string& path, const std::strin
   std::size_t consumed = 0;
   for (auto it = begin; it != std::sregex_iterator(); ++it) {
     if (static_cast<std::size_t>(it->position()) != consumed) break;
-    shape.push_back(std::stoull((*it)[1]));
+    const auto d = detail::parse_uint64((*it)[1].str());
+    if (!d) fail(path, "dimension " + (*it)[1].str() + " in the .npy header does not fit in 64 bits");
+    shape.push_back(*d);
     consumed += static_cast<std::size_t>(it->length());
   }
   if (text.find_first_not_of(" ") != std::string::npos && consumed != text.size()) {
@@ -72,6 +74,12 @@ std::unique_ptr<TensorFile> open_npy(const std::string& path, const ReadOptions&
     header_start = 12;
   }
   if (header_len > file->size() - header_start) fail(path, "truncated: the header runs past the end of the file");
+  // numpy's own limit (read_array_header's max_header_size); it also keeps
+  // std::regex, which recurses once per character, within the stack.
+  constexpr std::uint64_t max_header_bytes = 10000;
+  if (header_len > max_header_bytes) {
+    fail(path, "header of " + std::to_string(header_len) + " bytes is longer than numpy reads (" + std::to_string(max_header_bytes) + ")");
+  }
   std::string header(header_len, '\0');
   file->read_at(header_start, header.data(), header_len);
 
@@ -88,8 +96,7 @@ std::unique_ptr<TensorFile> open_npy(const std::string& path, const ReadOptions&
   bool big_endian = false;
   info.dtype = npy_format(path, descr[1], options, big_endian);
   info.shape = parse_shape(path, shape[1]);
-  info.count = 1;
-  for (std::uint64_t d : info.shape) info.count *= d;
+  info.count = detail::element_count(path, info.shape);
   // Fortran order only permutes the elements; every measure but --block is
   // independent of order, and blocks follow the order on disk.
   const std::uint64_t data_start = header_start + header_len;

@@ -20,8 +20,7 @@ std::unique_ptr<TensorFile> open_raw(const std::string& path, const ReadOptions&
   }
   info.count = file->size() / width;
   if (options.shape) {
-    std::uint64_t count = 1;
-    for (std::uint64_t d : *options.shape) count *= d;
+    const std::uint64_t count = detail::element_count(path + ": --shape", *options.shape);
     if (count != info.count) {
       detail::fail(path, "shape and size disagree: --shape has " + std::to_string(count) + " elements, the file holds " +
                              std::to_string(info.count) + " " + info.dtype.name + " values");

@@ -61,7 +61,10 @@ std::unique_ptr<TensorFile> open_safetensors(const std::string& path, const Read
   };
   std::vector<Span> spans;
   std::vector<std::pair<TensorInfo, std::uint64_t>> found;
-  for (const auto& [name, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    // Named copies, not structured bindings: a lambda cannot capture those before C++20 P1091 (clang 16).
+    const std::string& name = item.key();
+    const auto& entry = item.value();
     if (name == "__metadata__") continue;
     const auto bad = [&](const std::string& what) { fail(path, "tensor '" + name + "': " + what); };
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets")) {
@@ -91,12 +94,11 @@ std::unique_ptr<TensorFile> open_safetensors(const std::string& path, const Read
     TensorInfo info;
     info.name = name;
     info.dtype = *format;
-    info.count = 1;
     for (const auto& d : shape) {
       if (!d.is_number_unsigned()) bad("shape has a non-integer dimension");
       info.shape.push_back(d.get<std::uint64_t>());
-      info.count *= info.shape.back();
     }
+    info.count = detail::element_count(path + ": tensor '" + name + "'", info.shape);
     const std::uint64_t bytes = info.count * detail::element_bytes(*format);
     if (end - begin != bytes) {
       bad("shape and size disagree: shape needs " + std::to_string(bytes) + " bytes, data_offsets give " + std::to_string(end - begin));

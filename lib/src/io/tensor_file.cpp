@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -25,6 +26,26 @@ namespace detail {
 void fail(const std::string& path, const std::string& problem) { throw TensorFileError(path + ": " + problem); }
 
 std::size_t element_bytes(const Format& f) { return static_cast<std::size_t>(f.storage_bits) / 8; }
+
+std::uint64_t element_count(const std::string& path, const std::vector<std::uint64_t>& shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  std::uint64_t count = 1;
+  for (const std::uint64_t d : shape) {
+    if (__builtin_mul_overflow(count, d, &count)) {
+      std::string text;
+      for (const std::uint64_t e : shape) text += (text.empty() ? "" : ", ") + std::to_string(e);
+      fail(path, "shape (" + text + ") has more than 2^64 elements");
+    }
+  }
+  return count;
+}
+
+std::optional<std::uint64_t> parse_uint64(std::string_view text) {
+  std::uint64_t v = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
 
 BinaryTensorFile::BinaryTensorFile(const std::string& path) : TensorFile(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
