@@ -206,7 +206,9 @@ bool rounds_up(Rounding mode, int q, bool odd, bool negative) {
     case Rounding::rdn: return negative;
     case Rounding::rto: return !odd;
     case Rounding::sr:
-    case Rounding::sr_rne: return false;
+    case Rounding::sr_rne:
+    case Rounding::sr_rna:
+    case Rounding::sr_rno: return false;
   }
   return false;
 }

@@ -4,7 +4,7 @@ Formats are named as on the command line ("fp16", "bf16", "e4m3", "e5m2",
 "e4m3fnuz", "e2m1", "e8m0", "tf32", user formats such as "e3m4fn" or
 "e5m2fnuz_b15", the IEEE P3109 members such as "binary8p3se"; ml_dtypes' and
 numpy's names work too). The rounding policy is given as keywords: ``round``
-(rne, rna, rtz, rup, rdn, rto, sr, sr-rne), ``overflow`` (sat, nosat,
+(rne, rna, rtz, rup, rdn, rto, sr, sr-rne, sr-rna, sr-rno), ``overflow`` (sat, nosat,
 satprop), ``subnormals`` (keep, ftz, daz, ftz+daz), ``tininess`` (after,
 before), ``nan`` (ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes,
 canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
@@ -153,7 +153,7 @@ def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "r
     """Converts every value of `array` into format `to`, bit-exactly, under the policy.
 
     `array` is a numpy array (float32, float64, float16, an ml_dtypes type), a DLPack producer on
-    the CPU, or unsigned integers holding codes of format `from_`. With ``round="sr"`` or ``"sr-rne"``, value i
+    the CPU, or unsigned integers holding codes of format `from_`. With ``round="sr"`` (or another stochastic mode), value i
     draws RandomStream{seed}.draw(i) (``sr_bits`` of it), so results do not depend on the threads.
     `out` (codes of `to`, as many as the input) is filled in place and returned.
     """

@@ -287,7 +287,9 @@ class Table {
         const Int mask = pow2(n) - 1;
         return k + (Int(p.random_bits) & mask) > mask;
       }
-      case Rounding::sr_rne: throw std::logic_error("the arithmetic reference does not model sr-rne");
+      case Rounding::sr_rne:
+      case Rounding::sr_rna:
+      case Rounding::sr_rno: throw std::logic_error("the arithmetic reference models sr only");
     }
     return false;
   }

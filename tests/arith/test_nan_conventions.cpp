@@ -167,6 +167,35 @@ TEST_CASE("arm: the Arm ARM's default NaN, NaN operand choice and NaN conversion
   CHECK(round_to_format(unpack(formats::fp16, 0xFC01), formats::fp32, kArm).bits == 0xFFC02000);
 }
 
+TEST_CASE("arm: fma takes the addend's NaN first (FPMulAdd, FPProcessNaNs3)") {
+  // FPMulAdd(addend, op1, op2) calls FPProcessNaNs3(addend, op1, op2):
+  // the first signaling NaN in that order, else the first quiet one, so
+  // fmtcheck's fma(a, b, c) = a * b + c looks at c, a, b.
+  const auto fma16 = [](std::uint16_t a, std::uint16_t b, std::uint16_t c, const Policy& p) {
+    return fma(formats::fp16, a, b, c, p);
+  };
+  CHECK(fma16(0x7E01, 0x7E02, 0x7E03, kArm).bits == 0x7E03);  // three quiet NaNs: the addend's
+  CHECK(fma16(0x7E01, 0x7E02, 0x3C00, kArm).bits == 0x7E01);  // no NaN addend: op1's
+  CHECK(fma16(0x3C00, 0xFE02, 0x3C00, kArm).bits == 0xFE02);
+  CHECK(fma16(0x7C05, 0x7E02, 0x7E03, kArm).bits == 0x7E05);  // a signaling op1 before a quiet addend, quieted
+  CHECK(fma16(0x7C05, 0x7C06, 0x7C07, kArm).bits == 0x7E07);  // three signaling NaNs: the addend's
+  CHECK(fma16(0x7C05, 0x7C06, 0x3C00, kArm).bits == 0x7E05);
+  CHECK(fma16(0x7E01, 0x3C00, 0xFC07, kArm).bits == 0xFE07);
+  CHECK(fma(formats::fp32, 0x7FC00001, 0x3F800000, 0x7FC00002, kArm).bits == 0x7FC00002);
+  // A quiet NaN addend with 0 * inf: the default NaN, invalid; a signaling
+  // addend is processed as usual (quieted, invalid).
+  const Conversion zero_inf = fma16(0x0000, 0x7C00, 0xFE03, kArm);
+  CHECK(zero_inf.bits == 0x7E00);
+  CHECK(zero_inf.flags.has(Flag::invalid));
+  CHECK(fma16(0xFC00, 0x8000, 0x7E03, kArm).bits == 0x7E00);
+  const Conversion zero_inf_signaling = fma16(0x0000, 0x7C00, 0x7C03, kArm);
+  CHECK(zero_inf_signaling.bits == 0x7E03);
+  CHECK(zero_inf_signaling.flags.has(Flag::invalid));
+  // x86 keeps operand order and the quiet addend's NaN after 0 * inf.
+  CHECK(fma16(0x7E01, 0x7E02, 0x7E03, kX86).bits == 0x7E01);
+  CHECK(fma16(0x0000, 0x7C00, 0xFE03, kX86).bits == 0xFE03);
+}
+
 TEST_CASE("arm-dn and riscv: every NaN result is the canonical NaN") {
   REQUIRE(parse_nan_convention("arm-dn") == NanConvention::canonical);
   REQUIRE(parse_nan_convention("riscv") == NanConvention::canonical);

@@ -12,7 +12,7 @@
 using namespace fmtcheck;
 
 TEST_CASE("every rounding mode name parses back to itself") {
-  for (const char* name : {"rne", "rna", "rtz", "rup", "rdn", "rto", "sr", "sr-rne"}) {
+  for (const char* name : {"rne", "rna", "rtz", "rup", "rdn", "rto", "sr", "sr-rne", "sr-rna", "sr-rno"}) {
     const auto r = parse_rounding(name);
     REQUIRE(r.has_value());
     CHECK(to_string(*r) == name);
@@ -73,14 +73,14 @@ TEST_CASE("policy_from_text: the words of every axis, and what it rejects") {
     }
     FAIL("accepted " << words);
   };
-  rejected(PolicyText{.round = "nearest"}, "bad --round 'nearest': expected one of rne, rna, rtz, rup, rdn, rto, sr, sr-rne");
+  rejected(PolicyText{.round = "nearest"}, "bad --round 'nearest': expected one of rne, rna, rtz, rup, rdn, rto, sr, sr-rne, sr-rna, sr-rno");
   rejected(PolicyText{.overflow = "clip"}, "bad --overflow 'clip': expected one of sat, nosat, satprop");
   rejected(PolicyText{.nan = "mips"},
            "bad --nan 'mips': expected one of ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, canonical");
   rejected(PolicyText{.round = "sr"}, "--round sr needs --sr-bits between 1 and 32");
   rejected(PolicyText{.round = "sr-rne"}, "--round sr-rne needs --sr-bits between 1 and 32");
   rejected(PolicyText{.round = "sr", .sr_random = 4, .sr_bits = 2}, "--sr-random 4 does not fit in 2 bits");
-  rejected(PolicyText{.sr_bits = 3}, "--sr-bits applies only to --round sr and sr-rne");
+  rejected(PolicyText{.sr_bits = 3}, "--sr-bits applies only to --round sr, sr-rne, sr-rna and sr-rno");
   const Policy sr = policy_from_text(PolicyText{.round = "sr", .sr_random = 3, .sr_bits = 2});
   CHECK(sr.random_bit_count == 2);
   CHECK(sr.random_bits == 3);

@@ -111,6 +111,11 @@ const Policy kPolicies[] = {
     // under sr can still round away.
     Policy{.rounding = Rounding::sr_rne, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
     Policy{.rounding = Rounding::sr_rne, .random_bits = 1, .random_bit_count = 1},
+    // sr-rna rounds a half fraction up, sr-rno an even one at half.
+    Policy{.rounding = Rounding::sr_rna, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
+    Policy{.rounding = Rounding::sr_rna, .random_bits = 1, .random_bit_count = 1},
+    Policy{.rounding = Rounding::sr_rno, .random_bits = 0xFFFFFFFFu, .random_bit_count = 32},
+    Policy{.rounding = Rounding::sr_rno, .random_bits = 1, .random_bit_count = 1},
     Policy{.overflow = Overflow::sat},
     Policy{.overflow = Overflow::satprop},
     Policy{.subnormals = Subnormals::ftz},

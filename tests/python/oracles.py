@@ -54,7 +54,10 @@ TARGETS = {t.name: t for t in [
 # fmtcheck --round name -> gfloat's RoundMode. fmtcheck's sr rounds away iff
 # floor(frac * 2^n) + r >= 2^n, which for an integer r is gfloat's
 # StochasticFastest test frac + r * 2^-n >= 1; sr-rne rounds frac * 2^n to
-# nearest even instead of down, as gfloat's Stochastic does.
+# nearest even instead of down, as gfloat's Stochastic does, sr-rno to
+# nearest odd (StochasticOdd), and sr-rna to nearest, ties away: gfloat's
+# StochasticFast test frac + (2r + 1) * 2^-(n+1) >= 1 is
+# frac * 2^n + 1/2 + r >= 2^n.
 GFLOAT_MODE = {
     "rne": RoundMode.TiesToEven,
     "rna": RoundMode.TiesToAway,
@@ -63,6 +66,8 @@ GFLOAT_MODE = {
     "rdn": RoundMode.TowardNegative,
     "sr": RoundMode.StochasticFastest,
     "sr-rne": RoundMode.Stochastic,
+    "sr-rna": RoundMode.StochasticFast,
+    "sr-rno": RoundMode.StochasticOdd,
 }
 
 

@@ -65,9 +65,10 @@ def gfloat_codes(fi, x, mode, overflow, srbits=None, srnumbits=0):
     with np.errstate(invalid="ignore", over="ignore"):  # NaN inputs and overflow are expected
         x64 = x.astype(np.float64)
         if overflow == "satprop":
-            sat = np.isfinite(x64)
-            r = np.where(sat, round_ndarray(fi, x64, GFLOAT_MODE[mode], True, **kwargs),
-                         round_ndarray(fi, x64, GFLOAT_MODE[mode], False, **kwargs))
+            r = round_ndarray(fi, x64, GFLOAT_MODE[mode], True, **kwargs)
+            special = ~np.isfinite(x64)
+            special_kwargs = {} if srbits is None else {**kwargs, "srbits": kwargs["srbits"][special]}
+            r[special] = round_ndarray(fi, x64[special], GFLOAT_MODE[mode], False, **special_kwargs)
         else:
             r = round_ndarray(fi, x64, GFLOAT_MODE[mode], overflow == "sat", **kwargs)
         return encode_ndarray(fi, r).astype(np.uint64)

@@ -9,12 +9,17 @@ member: precision 1..7 signed, 1..8 unsigned, extended and finite (30).
   SatPropagate): 450 combinations, each on every boundary of the member
   (every value, every tie between neighbours, the overflow tie, each with
   its float32 neighbours, both signs) plus RANDOM_PER_COMBINATION random
-  float32 inputs (1.24 x 10^6 conversions in all, under a minute on two
-  cores: the CLI converts about 25,000 inputs a second). test_p3109_every_float32.py
+  float32 inputs through the CLI (1.24 x 10^6 conversions in all, under a
+  minute on two cores: the CLI converts about 25,000 inputs a second).
+  tests/package/test_p3109_random.py adds 10^6 random inputs per
+  combination through the Python package; test_p3109_every_float32.py
   proves whole sweeps of every float32.
 - Stochastic rounding with n random bits: sr against gfloat's
   StochasticFastest (round away iff frac + r * 2^-n >= 1), sr-rne against
-  its Stochastic (frac * 2^n rounded to nearest even first).
+  its Stochastic (frac * 2^n rounded to nearest even first), sr-rna
+  against StochasticFast (frac + (2r + 1) * 2^-(n+1) >= 1: frac * 2^n
+  rounded to nearest, ties away, first) and sr-rno against StochasticOdd
+  (frac * 2^n rounded to nearest, ties to odd, first).
 """
 from fractions import Fraction
 
@@ -94,8 +99,12 @@ def test_conversion_matches_gfloat(cli, name, mode, overflow):
     assert_negative_into_unsigned_is_nan(fi, x, got)
 
 
-@pytest.mark.parametrize("mode", ["sr", "sr-rne"])
-@pytest.mark.parametrize("n_bits,draw", [(1, 1), (3, 5), (8, 0), (8, 255), (13, 4097)])
+@pytest.mark.parametrize("mode", ["sr", "sr-rne", "sr-rna", "sr-rno"])
+# Ties of the fraction (j/8 of the way between neighbours) tell the
+# stochastic modes apart: with 1 bit and draw 0 at 3/4, sr-rno stays where
+# sr-rne and sr-rna round away; with 2 bits and draw 2 at 3/8 likewise; with
+# 1 bit and draw 1 at 1/4, sr-rna and sr-rno round away where sr-rne stays.
+@pytest.mark.parametrize("n_bits,draw", [(1, 0), (1, 1), (2, 2), (3, 5), (8, 0), (8, 255), (13, 4097)])
 @pytest.mark.parametrize("name", ["binary8p1se", "binary8p3se", "binary8p4sf", "binary8p7sf", "binary8p5ue", "binary8p8uf"])
 def test_stochastic_rounding_matches_gfloat(cli, name, n_bits, draw, mode):
     fi = MEMBERS[name]

@@ -115,7 +115,9 @@ bool rounds_to_upper(const Real& v, const Real& lo, const Real& hi, int versus_m
       const Real threshold = lo + ldexp((hi - lo) * Real((std::uint64_t{1} << n) - r), -n);
       return v >= threshold;
     }
-    case Rounding::sr_rne: throw std::logic_error("the reference does not model sr-rne");
+    case Rounding::sr_rne:
+    case Rounding::sr_rna:
+    case Rounding::sr_rno: throw std::logic_error("the reference models sr only");
   }
   return false;
 }

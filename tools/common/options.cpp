@@ -5,7 +5,7 @@
 namespace fmtcheck::cli {
 
 void add_policy_options(CLI::App& sub, PolicyOptions& o, bool single_value) {
-  sub.add_option("--round", o.round, "rounding: rne, rna, rtz, rup, rdn, rto (to odd), sr (stochastic), sr-rne (stochastic after rounding the fraction to --sr-bits, ties to even)")
+  sub.add_option("--round", o.round, "rounding: rne, rna, rtz, rup, rdn, rto (to odd), sr (stochastic), sr-rne, sr-rna, sr-rno (stochastic after rounding the fraction to --sr-bits, ties to even, away or to odd)")
       ->capture_default_str();
   sub.add_option("--overflow", o.overflow, "sat (to +-max, infinities too; P3109 SatFinite), nosat (IEEE; OvfInf) or satprop (finite values to +-max, infinities kept; SatPropagate)")->capture_default_str();
   sub.add_option("--subnormals", o.subnormals, "keep, ftz (flush results), daz (flush inputs), ftz+daz")
@@ -13,7 +13,7 @@ void add_policy_options(CLI::App& sub, PolicyOptions& o, bool single_value) {
   sub.add_option("--tininess", o.tininess, "underflow detected after or before rounding")->capture_default_str();
   sub.add_option("--nan", o.nan, "NaN convention: ieee (F16C), x86 (SSE/AVX/F16C), arm, arm-dn (= canonical), riscv (= canonical), cuda (NVIDIA host), numpy, ml_dtypes, canonical")->capture_default_str();
   sub.add_option("--sr-bits", o.sr_bits, "random bits used by stochastic rounding (1..32)");
-  if (single_value) sub.add_option("--sr-random", o.sr_random, "the random draw for --round sr and sr-rne");
+  if (single_value) sub.add_option("--sr-random", o.sr_random, "the random draw for --round sr, sr-rne, sr-rna and sr-rno");
 }
 
 Format parse_format_option(const std::string& text) {

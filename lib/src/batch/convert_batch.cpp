@@ -1,11 +1,13 @@
 // Batch conversion: the SIMD kernel where it serves the format, the policy
-// and the CPU, the rounding core for everything else.
+// and the CPU, the table of the core's results for the P3109 members, the
+// rounding core for everything else.
 #include "fmtcheck/batch/convert_batch.hpp"
 
 #include <stdexcept>
 #include <string>
 
 #include "batch/convert_fast.hpp"
+#include "batch/convert_table.hpp"
 
 namespace fmtcheck {
 namespace {
@@ -36,11 +38,19 @@ FlagCounts convert_batch_impl(std::span<const float> in, const Format& to, const
   // has AVX2 or AVX-512 (the targets proven on every input); it hands
   // every value it does not serve to the core itself. Under stochastic
   // rounding it serves the counter-based stream only.
+  // The CPU is asked for its targets only where a plan exists: the
+  // question costs as much as converting a few hundred values.
   const auto plan = detail::make_convert_plan(to, p);
-  const detail::KernelTarget* target = detail::best_kernel_target();
-  if (plan && target != nullptr && (!stochastic || stream != nullptr)) {
+  const detail::KernelTarget* target = plan ? detail::best_kernel_target() : nullptr;
+  if (target != nullptr && (!stochastic || stream != nullptr)) {
     detail::convert_float32_fast(*target, *plan, in.data(), in.size(), out.data(), stream, &counts);
     return counts;
+  }
+  if constexpr (sizeof(Out) == 1) {
+    if (const auto table = detail::convert_table(to, p)) {
+      detail::convert_with_table(*table, in.data(), in.size(), out.data(), &counts);
+      return counts;
+    }
   }
   detail::convert_with_core(to, p, in.data(), in.size(), out.data(), [&](std::size_t i) {
     return from_array ? draws.array[i] : stream != nullptr ? stream->draw(i) : p.random_bits;

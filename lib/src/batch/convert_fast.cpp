@@ -625,7 +625,9 @@ void ConvertTo(const ConvertPlan& plan, const float* in, std::size_t n, Out* out
     case Rounding::rdn: return ConvertRounded<Rounding::rdn>(plan, in, n, out, stream, counts);
     case Rounding::rto: return ConvertRounded<Rounding::rto>(plan, in, n, out, stream, counts);
     case Rounding::sr: return ConvertRounded<Rounding::sr>(plan, in, n, out, stream, counts);
-    case Rounding::sr_rne: break;  // no proven pair: make_convert_plan gives none
+    case Rounding::sr_rne:
+    case Rounding::sr_rna:
+    case Rounding::sr_rno: break;  // no proven pair: make_convert_plan gives none
   }
 }
 

@@ -98,4 +98,6 @@ std::uint64_t created_nan_code(const Format& f, NanConvention c, bool sign) {
 
 bool signaling_operand_first(NanConvention c) { return c == NanConvention::arm; }
 
+bool addend_nan_first(NanConvention c) { return c == NanConvention::arm; }
+
 }  // namespace fmtcheck

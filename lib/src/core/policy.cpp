@@ -23,9 +23,10 @@ std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& ta
   return "?";
 }
 
-constexpr std::array<std::pair<std::string_view, Rounding>, 8> kRounding{{
+constexpr std::array<std::pair<std::string_view, Rounding>, 10> kRounding{{
     {"rne", Rounding::rne}, {"rna", Rounding::rna}, {"rtz", Rounding::rtz}, {"rup", Rounding::rup},
-    {"rdn", Rounding::rdn}, {"rto", Rounding::rto}, {"sr", Rounding::sr}, {"sr-rne", Rounding::sr_rne}}};
+    {"rdn", Rounding::rdn}, {"rto", Rounding::rto}, {"sr", Rounding::sr}, {"sr-rne", Rounding::sr_rne},
+    {"sr-rna", Rounding::sr_rna}, {"sr-rno", Rounding::sr_rno}}};
 // The first name of each value is the one fmtcheck prints; P3109's names
 // follow in lower case.
 constexpr std::array<std::pair<std::string_view, Overflow>, 6> kOverflow{{

@@ -10,7 +10,7 @@ Policy policy_from_text(const PolicyText& o) {
     if (!parsed) throw std::invalid_argument("bad " + option + " '" + value + "': expected one of " + allowed);
     return *parsed;
   };
-  p.rounding = need(parse_rounding(o.round), "--round", o.round, "rne, rna, rtz, rup, rdn, rto, sr, sr-rne");
+  p.rounding = need(parse_rounding(o.round), "--round", o.round, "rne, rna, rtz, rup, rdn, rto, sr, sr-rne, sr-rna, sr-rno");
   p.overflow = need(parse_overflow(o.overflow), "--overflow", o.overflow, "sat, nosat, satprop");
   p.subnormals = need(parse_subnormals(o.subnormals), "--subnormals", o.subnormals, "keep, ftz, daz, ftz+daz");
   p.tininess = need(parse_tininess(o.tininess), "--tininess", o.tininess, "after, before");
@@ -26,7 +26,7 @@ Policy policy_from_text(const PolicyText& o) {
     p.random_bit_count = o.sr_bits;
     p.random_bits = o.sr_random;
   } else if (o.sr_bits != 0) {
-    throw std::invalid_argument("--sr-bits applies only to --round sr and sr-rne");
+    throw std::invalid_argument("--sr-bits applies only to --round sr, sr-rne, sr-rna and sr-rno");
   }
   return p;
 }

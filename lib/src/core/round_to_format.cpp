@@ -96,7 +96,9 @@ constexpr bool deterministic_away(Rounding mode, Tail tail, bool sign, bool code
     case Rounding::rdn: return inexact && sign;
     case Rounding::rto: return inexact && !code_odd;
     case Rounding::sr:
-    case Rounding::sr_rne: break;
+    case Rounding::sr_rne:
+    case Rounding::sr_rna:
+    case Rounding::sr_rno: break;
   }
   return false;
 }
@@ -114,17 +116,22 @@ constexpr std::uint16_t away_bits(Rounding mode) {
 }
 constexpr std::uint16_t kAwayBits[] = {away_bits(Rounding::rne), away_bits(Rounding::rna), away_bits(Rounding::rtz),
                                        away_bits(Rounding::rup), away_bits(Rounding::rdn), away_bits(Rounding::rto),
-                                       0, 0};
-static_assert(static_cast<int>(Rounding::sr) == 6 && static_cast<int>(Rounding::sr_rne) == 7,
+                                       0, 0, 0, 0};
+static_assert(static_cast<int>(Rounding::sr) == 6 && static_cast<int>(Rounding::sr_rno) == 9,
               "kAwayBits lists the modes in their order, the stochastic ones last");
 
 // Whether to take the upper neighbour c + 1 instead of the truncated code c.
 bool round_away(const Policy& p, std::uint32_t random_bits, const Truncated& t, bool sign, bool code_odd) {
   if (is_stochastic(p.rounding)) {
     const std::uint64_t mask = (std::uint64_t{1} << p.random_bit_count) - 1;
-    // sr-rne first rounds the discarded fraction to random_bit_count bits,
-    // ties to even; it may become 2^n, which every draw rounds away.
-    const bool up = p.rounding == Rounding::sr_rne && t.sr_rest + int(t.sr_top & 1) > Tail::half;
+    // sr-rne, sr-rna and sr-rno first round the discarded fraction to
+    // random_bit_count bits, to nearest with ties to even, away or to odd;
+    // it may become 2^n, which every draw rounds away.
+    const bool top_odd = (t.sr_top & 1) != 0;
+    const bool up = p.rounding == Rounding::sr_rne   ? t.sr_rest + int{top_odd} > Tail::half
+                    : p.rounding == Rounding::sr_rna ? t.sr_rest >= Tail::half
+                    : p.rounding == Rounding::sr_rno ? t.sr_rest + int{!top_odd} > Tail::half
+                                                     : false;
     return t.tail != Tail::exact && t.sr_top + std::uint64_t{up} + (random_bits & mask) > mask;
   }
   const unsigned index = unsigned{t.tail} | unsigned{code_odd} << 2 | unsigned{sign} << 3;
@@ -320,13 +327,13 @@ void Rounder::share_ranges() {
   // value of its sign. Stochastic rounding with k random bits adds the top
   // k bits of the discarded part to the draw: below 2^(emin - m - k) those
   // are all zero, no draw rounds up, and the same holds.
-  // sr-rne rounds the top k discarded bits to nearest first: below
-  // 2^(emin - m - k - 1) they are below half and round to zero.
+  // sr-rne, sr-rna and sr-rno round the top k discarded bits to nearest
+  // first: below 2^(emin - m - k - 1) they are below half and round to zero.
   const int k = policy_->random_bit_count;
   const bool stochastic = is_stochastic(policy_->rounding);
   if (stochastic && (k < 1 || k > 32)) return;  // no such draw: values are rounded one by one
   const int limit = min_exponent_ - format_->mantissa_bits - (stochastic ? k : 1) -
-                    (policy_->rounding == Rounding::sr_rne ? 1 : 0);
+                    (rounds_fraction_to_nearest(policy_->rounding) ? 1 : 0);
   for (const bool sign : {false, true}) {
     Unpacked representative;
     representative.kind = Unpacked::Kind::finite;

@@ -29,4 +29,10 @@ bool default_nan_negative(NanConvention c);
 // before any quiet one (ARM); otherwise the first NaN operand is (x86 SSE).
 bool signaling_operand_first(NanConvention c);
 
+// Whether fma(a, b, c) = a * b + c looks at the addend c before a and b for
+// its NaN, and a quiet NaN addend with 0 * inf gives the default NaN (ARM:
+// FPMulAdd hands FPProcessNaNs3 the addend first); otherwise a, b, c in
+// order, and 0 * inf + quiet NaN gives c's NaN (x86 FMA3).
+bool addend_nan_first(NanConvention c);
+
 }  // namespace fmtcheck

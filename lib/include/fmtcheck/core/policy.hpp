@@ -18,10 +18,17 @@ enum class Rounding : std::uint8_t {
   rto,  // to odd (truncate, then set the last bit if inexact)
   sr,   // stochastic: round away iff floor(frac * 2^n) + random >= 2^n
   sr_rne,  // stochastic: the same with frac * 2^n rounded to nearest even, not down (gfloat's Stochastic)
+  sr_rna,  // stochastic: frac * 2^n rounded to nearest, ties away (gfloat's StochasticFast)
+  sr_rno,  // stochastic: frac * 2^n rounded to nearest, ties to odd (gfloat's StochasticOdd)
 };
 
 // Whether a mode draws random bits.
-constexpr bool is_stochastic(Rounding r) { return r == Rounding::sr || r == Rounding::sr_rne; }
+constexpr bool is_stochastic(Rounding r) {
+  return r == Rounding::sr || r == Rounding::sr_rne || r == Rounding::sr_rna || r == Rounding::sr_rno;
+}
+// Whether a stochastic mode rounds the fraction's top random_bit_count bits
+// to nearest (sr-rne, sr-rna, sr-rno) before adding the draw, not down (sr).
+constexpr bool rounds_fraction_to_nearest(Rounding r) { return is_stochastic(r) && r != Rounding::sr; }
 
 // The names of IEEE P3109's saturation modes follow each.
 enum class Overflow : std::uint8_t {
