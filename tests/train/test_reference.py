@@ -83,6 +83,9 @@ def test_pure_recipe_matches_reference_bit_for_bit(fmtcheck, digits, tmp_path, r
     assert 0 < lost < nonzero
     js = summary["recipes"][0]
     assert (js["lost_updates"], js["nonzero_updates"]) == (lost, nonzero)
+    assert js["lost_updates_per_step"] == [sum(l for _, l in s["updates"].values()) for s in ref[:-1]]
+    assert js["lost_updates_per_parameter"] == {
+        name: sum(s["updates"][name][1] for s in ref[:-1]) for name in ref[0]["updates"]}
 
 
 @pytest.mark.parametrize("recipe", ["bf16-pure", "bf16-pure-sr", "bf16-pure-kahan", "fp16-pure-fp32-states"])

@@ -204,7 +204,13 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
     std::uint64_t skipped = 0;
     for (const StepRecord& s : r.steps) skipped += s.skipped ? 1 : 0;
     nlohmann::ordered_json lost_per_step = nlohmann::ordered_json::array(), inference = nlohmann::ordered_json::array();
-    for (const StepRecord& s : r.steps) lost_per_step.push_back(lost(s).lost);
+    nlohmann::ordered_json lost_per_parameter = nlohmann::ordered_json::object();
+    for (const StepRecord& s : r.steps) {
+      lost_per_step.push_back(lost(s).lost);
+      for (const train::UpdateCounts& u : s.updates) {
+        lost_per_parameter[u.name] = lost_per_parameter.value(u.name, std::uint64_t{0}) + u.lost;
+      }
+    }
     for (const auto& [name, e] : r.inference) {
       inference.push_back({{"recipe", name}, {"eval_loss", e.loss}, {"accuracy", e.accuracy},
                            {"loss_change", static_cast<double>(e.loss) - static_cast<double>(r.eval.loss)},
@@ -233,6 +239,7 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
                               {"lost_updates", run_lost.lost},
                               {"lost_fraction", run_lost.fraction()},
                               {"lost_updates_per_step", lost_per_step},
+                              {"lost_updates_per_parameter", lost_per_parameter},
                               {"inference", inference},
                               {"memory_bytes", memory(r.memory)},
                               {"seconds", r.seconds},

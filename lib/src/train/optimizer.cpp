@@ -34,7 +34,7 @@ Optimizer::Optimizer(OptimizerConfig config, std::span<Parameter* const> paramet
   for (const Parameter* p : parameters_) {
     first_.emplace_back(p->value.size(), 0.0f);
     second_.emplace_back(p->value.size(), 0.0f);
-    compensation_.emplace_back(p->value.size(), 0.0f);
+    compensation_.emplace_back(kahan() ? p->value.size() : 0, 0.0f);
   }
 }
 
@@ -71,9 +71,8 @@ void Optimizer::apply(std::size_t k, std::span<const float> u, UpdateCounts& cou
   std::vector<float>& p = parameters_[k]->value;
   std::vector<float>& c = compensation_[k];
   const std::vector<float> before = p;
-  const bool kahan = storage_.weights != nullptr && storage_.update == WeightUpdate::kahan;
   std::vector<float> y(u.begin(), u.end());
-  if (kahan) {
+  if (kahan()) {
     for (std::size_t i = 0; i < p.size(); ++i) y[i] = u[i] + c[i];
   }
   for (std::size_t i = 0; i < p.size(); ++i) p[i] = p[i] + y[i];
@@ -87,7 +86,7 @@ void Optimizer::apply(std::size_t k, std::span<const float> u, UpdateCounts& cou
     }
     round_in_place(*storage_.weights, policy, p, draws);
   }
-  if (kahan) {
+  if (kahan()) {
     for (std::size_t i = 0; i < p.size(); ++i) c[i] = (before[i] - p[i]) + y[i];
     store_as(*storage_.weights, c);
   }

@@ -6,10 +6,10 @@ namespace fmtcheck::train {
 namespace {
 
 constexpr std::array<std::string_view, 15> names = {
-    "fp32",          "tf32",           "fp16",           "bf16",
-    "fp8-delayed",   "fp8-current",    "mxfp8",          "bf16-pure",
-    "bf16-pure-sr",  "bf16-pure-kahan", "bf16-pure-fp32-states", "fp16-pure",
-    "fp16-pure-sr",  "fp16-pure-kahan", "fp16-pure-fp32-states"};
+    "fp32",         "tf32",         "fp16",          "bf16",
+    "fp8-delayed",  "fp8-current",  "mxfp8",         "bf16-pure",
+    "bf16-pure-sr", "bf16-pure-kahan", "bf16-pure-fp32-states",
+    "fp16-pure",    "fp16-pure-sr", "fp16-pure-kahan", "fp16-pure-fp32-states"};
 constexpr std::array<std::string_view, 5> gpus = {"ampere", "ada", "hopper", "blackwell", "exact"};
 
 Policy nvidia(Overflow overflow) {
@@ -35,12 +35,13 @@ std::optional<Recipe> find_pure_recipe(std::string_view name) {
     const std::string prefix = std::string(base) + "-pure";
     if (!name.starts_with(prefix)) continue;
     const std::string_view remedy = name.substr(prefix.size());
-    std::optional<Recipe> r = find_recipe(base);
-    r->name = std::string(name);
-    r->weights = r->forward;
-    r->states = remedy == "-fp32-states" ? nullptr : r->forward;
-    r->update = remedy == "-sr" ? WeightUpdate::stochastic : remedy == "-kahan" ? WeightUpdate::kahan : WeightUpdate::nearest;
-    if (remedy.empty() || remedy == "-sr" || remedy == "-kahan" || remedy == "-fp32-states") return r;
+    if (!remedy.empty() && remedy != "-sr" && remedy != "-kahan" && remedy != "-fp32-states") return std::nullopt;
+    Recipe r = *find_recipe(base);
+    r.name = std::string(name);
+    r.weights = r.forward;
+    r.states = remedy == "-fp32-states" ? nullptr : r.forward;
+    r.update = remedy == "-sr" ? WeightUpdate::stochastic : remedy == "-kahan" ? WeightUpdate::kahan : WeightUpdate::nearest;
+    return r;
   }
   return std::nullopt;
 }

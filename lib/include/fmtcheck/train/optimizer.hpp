@@ -61,6 +61,7 @@ class Optimizer {
   // The float32 update u of parameter k (its states advanced).
   std::vector<float> updates(std::size_t k, float step_size, float correction2_sqrt);
   void apply(std::size_t k, std::span<const float> u, UpdateCounts& counts);
+  [[nodiscard]] bool kahan() const { return storage_.weights != nullptr && storage_.update == WeightUpdate::kahan; }
 
   OptimizerConfig config_;
   WeightStorage storage_;
