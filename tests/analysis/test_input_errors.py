@@ -187,9 +187,13 @@ def as_user(tmp_path):
         return
     if shutil.which("setpriv") is None:
         pytest.skip("running as root, whom chmod 000 does not stop, and setpriv (util-linux) is missing to run as nobody")
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    if run_as(prefix, "--version").returncode != 0:
+        pytest.skip(f"running as root, whom chmod 000 does not stop, and nobody cannot run {os.environ['FMTCHECK_CLI']} "
+                    "(a folder above it is private)")
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fmtcheck-as-nobody-"))
     folder.chmod(0o777)
-    yield folder, ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    yield folder, prefix
     shutil.rmtree(folder)
 
 
