@@ -118,7 +118,7 @@ int run_train(TrainArgs& a) {
   }
   // The run, then its counts on indented lines (joined to it again by
   // cuda/run-hardware-comparison.sh's summary).
-  fmt::print("{}", wrap("", fmt::format("{} training on {} vs emulator ({}), {} steps of batch {}:", half.name,
+  fmt::print("{}", wrap("", fmt::format("{} training on {} vs emulator ({}), {} steps of batch {}:", recipe.name,
                                         device.name, choice.model->name, a.steps, a.config.batch),
                         terminal_width));
   fmt::print("{}", wrap("  ",
