@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hardening job (CI runs it after the test suite; see .ci/run):
+# The hardening job (scripts/test.sh, and so CI, runs it after the test suite):
 #  1. one clang build in build-harden/ with AddressSanitizer and
 #     UndefinedBehaviorSanitizer on everything (any report is fatal) and
 #     libFuzzer's coverage instrumentation: the library, the CLI, the unit,
