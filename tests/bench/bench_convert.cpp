@@ -260,6 +260,16 @@ const bool registered = [] {
   register_convert("convert/e8m0/rne", &formats::e8m0, {});
   register_convert("convert/e8m0/rtz", &formats::e8m0, {.rounding = Rounding::rtz});
   register_convert("convert/e8m0/rup", &formats::e8m0, {.rounding = Rounding::rup});
+  // P3109 members through the batch table (batch/convert_table.hpp), read
+  // beside convert/e4m3/rne (the SIMD kernel) and core/<member>/rne.
+  for (const char* member : {"binary8p3se", "binary8p8uf"}) {
+    benchmark::RegisterBenchmark((std::string("convert/") + member + "/rne").c_str(), [member](benchmark::State& s) {
+      convert_to<std::uint8_t>(s, format_from_string(member), Policy{});
+    })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((std::string("core/") + member + "/rne").c_str(), [member](benchmark::State& s) {
+      core_one_by_one(s, inputs(), format_from_string(member), false);
+    })->Unit(benchmark::kMillisecond);
+  }
   register_convert("convert/fp32/rne", &formats::fp32, {});
   register_convert("convert/fp64/rne", &formats::fp64, {});
   // Every format decode_batch takes (float32 holds each of its values).
