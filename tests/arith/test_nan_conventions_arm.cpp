@@ -2,10 +2,11 @@
 // implementation: QEMU's user-mode emulator running tests/data/arm/
 // arm_nan_probe.c, whose output is committed as arm_nan_qemu.csv (its
 // regenerate.sh rebuilds it; CI needs no QEMU). Every row is checked: the
-// conversions float32 -> fp16, fp16 -> float32 (every fp16 NaN code) and
-// float32 -> float64, and add, mul and fma in float32 and fp16 on quiet and
-// signaling NaNs of both signs, infinities, zeros and numbers; the result
-// bits and the invalid-operation flag (FPSR.IOC).
+// conversions float32 -> fp16 and bfloat16 (BFCVT), fp16 -> float32 (every
+// fp16 NaN code), float32 <-> float64, and add, sub, mul, div, fma and sqrt
+// in float32 and fp16 on quiet and signaling NaNs of both signs, infinities,
+// zeros and numbers; the result bits and the invalid-operation flag
+// (FPSR.IOC).
 #include <doctest/doctest.h>
 
 #include <array>
@@ -61,14 +62,19 @@ Conversion fmtcheck_result(const Row& r) {
   const Policy p{.nan = r.dn ? NanConvention::canonical : NanConvention::arm};
   const auto& [a, b, c] = r.in;
   if (r.op == "cvt_f32_f16") return convert_bits(a, formats::fp32, formats::fp16, p);
+  if (r.op == "cvt_f32_bf16") return convert_bits(a, formats::fp32, formats::bf16, p);
   if (r.op == "cvt_f16_f32") return convert_bits(a, formats::fp16, formats::fp32, p);
   if (r.op == "cvt_f32_f64") return convert_bits(a, formats::fp32, formats::fp64, p);
-  if (r.op == "add_f32") return add(formats::fp32, a, b, p);
-  if (r.op == "mul_f32") return mul(formats::fp32, a, b, p);
-  if (r.op == "fma_f32") return fma(formats::fp32, a, b, c, p);
-  if (r.op == "add_f16") return add(formats::fp16, a, b, p);
-  if (r.op == "mul_f16") return mul(formats::fp16, a, b, p);
-  if (r.op == "fma_f16") return fma(formats::fp16, a, b, c, p);
+  if (r.op == "cvt_f64_f32") return convert_bits(a, formats::fp64, formats::fp32, p);
+  for (const Format* f : {&formats::fp32, &formats::fp16}) {
+    const std::string suffix = f == &formats::fp32 ? "_f32" : "_f16";
+    if (r.op == "add" + suffix) return add(*f, a, b, p);
+    if (r.op == "sub" + suffix) return sub(*f, a, b, p);
+    if (r.op == "mul" + suffix) return mul(*f, a, b, p);
+    if (r.op == "div" + suffix) return div(*f, a, b, p);
+    if (r.op == "fma" + suffix) return fma(*f, a, b, c, p);
+    if (r.op == "sqrt" + suffix) return sqrt(*f, a, p);
+  }
   FAIL("unknown operation " << r.op);
   return {};
 }
@@ -97,9 +103,9 @@ TEST_CASE("arm and arm-dn: every row QEMU's AArch64 gave") {
   }
   CHECK(bit_mismatches == 0);
   CHECK(flag_mismatches == 0);
-  // The whole file was read: 9 operations under both DN settings.
-  CHECK(rows.size() == 13562);
-  CHECK(per_op.size() == 18);
+  // The whole file was read: 17 operations under both DN settings.
+  CHECK(rows.size() == 16434);
+  CHECK(per_op.size() == 34);
   CHECK(per_op["cvt_f16_f32 dn=0"] == 2 * 1023 + 9);
   CHECK(per_op["fma_f32 dn=1"] == 12 * 12 * 12);
 }

@@ -9,9 +9,9 @@
    round to nearest even, no flush to zero, IEEE half precision (AHP = 0).
 
    Output, one line an operation: op,dn,a,b,c,result,invalid
-     op      cvt_f32_f16  cvt_f16_f32  cvt_f32_f64  (fcvt)
-             add_f32 mul_f32 fma_f32  add_f16 mul_f16 fma_f16
-             (fadd, fmul, fmadd: fma is a * b + c)
+     op      cvt_f32_f16 cvt_f16_f32 cvt_f32_f64 cvt_f64_f32 (fcvt),
+             cvt_f32_bf16 (bfcvt), {add,sub,mul,div,fma,sqrt}_{f32,f16}
+             (fadd, fsub, fmul, fdiv, fmadd, fsqrt; fma is a * b + c)
      a,b,c   operand bits in hex, "-" where the operation has fewer
      result  result bits in hex; invalid 1 when FPSR.IOC was set. */
 #include <stdint.h>
@@ -42,35 +42,49 @@ static uint64_t cvt_f32_f64(uint32_t a) {
   __asm__ volatile("fmov s0, %w1\n\tfcvt d0, s0\n\tfmov %0, d0" : "=r"(r) : "r"(a) : "v0", "memory");
   return r;
 }
-static uint32_t add_f32(uint32_t a, uint32_t b) {
+static uint64_t cvt_f64_f32(uint64_t a) {
   uint32_t r;
-  __asm__ volatile("fmov s0, %w1\n\tfmov s1, %w2\n\tfadd s0, s0, s1\n\tfmov %w0, s0"
-                   : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");
+  __asm__ volatile("fmov d0, %1\n\tfcvt s0, d0\n\tfmov %w0, s0" : "=r"(r) : "r"(a) : "v0", "memory");
   return r;
 }
-static uint32_t mul_f32(uint32_t a, uint32_t b) {
+/* BFCVT (FEAT_BF16, -march=...+bf16): float32 to bfloat16. */
+static uint32_t cvt_f32_bf16(uint32_t a) {
+  uint16_t r;
+  __asm__ volatile("fmov s0, %w1\n\tbfcvt h0, s0\n\tumov %w0, v0.h[0]" : "=r"(r) : "r"(a) : "v0", "memory");
+  return r;
+}
+/* One instruction on s registers (float32) or h registers (fp16,
+   FEAT_FP16, -march=armv8.2-a+fp16). */
+#define BINARY(name, insn, reg, T)                                                                   \
+  static uint32_t name(uint32_t a, uint32_t b) {                                                     \
+    T r;                                                                                             \
+    __asm__ volatile("dup v0.4s, %w1\n\tdup v1.4s, %w2\n\t" insn " " reg "0, " reg "0, " reg "1\n\t" \
+                     "fmov %w0, s0"                                                                  \
+                     : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");                             \
+    return r;                                                                                        \
+  }
+BINARY(add_f32, "fadd", "s", uint32_t)
+BINARY(sub_f32, "fsub", "s", uint32_t)
+BINARY(mul_f32, "fmul", "s", uint32_t)
+BINARY(div_f32, "fdiv", "s", uint32_t)
+BINARY(add_f16, "fadd", "h", uint16_t)
+BINARY(sub_f16, "fsub", "h", uint16_t)
+BINARY(mul_f16, "fmul", "h", uint16_t)
+BINARY(div_f16, "fdiv", "h", uint16_t)
+static uint32_t sqrt_f32(uint32_t a) {
   uint32_t r;
-  __asm__ volatile("fmov s0, %w1\n\tfmov s1, %w2\n\tfmul s0, s0, s1\n\tfmov %w0, s0"
-                   : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");
+  __asm__ volatile("fmov s0, %w1\n\tfsqrt s0, s0\n\tfmov %w0, s0" : "=r"(r) : "r"(a) : "v0", "memory");
+  return r;
+}
+static uint32_t sqrt_f16(uint32_t a) {
+  uint16_t r;
+  __asm__ volatile("dup v0.8h, %w1\n\tfsqrt h0, h0\n\tumov %w0, v0.h[0]" : "=r"(r) : "r"(a) : "v0", "memory");
   return r;
 }
 static uint32_t fma_f32(uint32_t a, uint32_t b, uint32_t c) {
   uint32_t r;
   __asm__ volatile("fmov s0, %w1\n\tfmov s1, %w2\n\tfmov s2, %w3\n\tfmadd s0, s0, s1, s2\n\tfmov %w0, s0"
                    : "=r"(r) : "r"(a), "r"(b), "r"(c) : "v0", "v1", "v2", "memory");
-  return r;
-}
-/* fp16 arithmetic (FEAT_FP16, -march=armv8.2-a+fp16). */
-static uint32_t add_f16(uint32_t a, uint32_t b) {
-  uint16_t r;
-  __asm__ volatile("dup v0.8h, %w1\n\tdup v1.8h, %w2\n\tfadd h0, h0, h1\n\tumov %w0, v0.h[0]"
-                   : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");
-  return r;
-}
-static uint32_t mul_f16(uint32_t a, uint32_t b) {
-  uint16_t r;
-  __asm__ volatile("dup v0.8h, %w1\n\tdup v1.8h, %w2\n\tfmul h0, h0, h1\n\tumov %w0, v0.h[0]"
-                   : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");
   return r;
 }
 static uint32_t fma_f16(uint32_t a, uint32_t b, uint32_t c) {
@@ -93,63 +107,102 @@ enum { kFirstNonNan = 7, kFmaOps = 12 };
 #define COUNT(x) (sizeof(x) / sizeof((x)[0]))
 
 /* One line; FPSR is read first, before printf can touch it. */
-static void row(const char* op, int dn, int n, const uint32_t* in, int in_digits, uint64_t result, int result_digits) {
+static void row(const char* op, int dn, int n, const uint64_t in[3], int in_digits, uint64_t result,
+                int result_digits) {
   const int invalid = invalid_raised();
   printf("%s,%d", op, dn);
   for (int i = 0; i < 3; ++i) {
-    if (i < n) printf(",%0*x", in_digits, in[i]); else printf(",-");
+    if (i < n) printf(",%0*llx", in_digits, (unsigned long long)in[i]); else printf(",-");
   }
   printf(",%0*llx,%d\n", result_digits, (unsigned long long)result, invalid);
 }
+#define ROW1(op, digits, result_digits, x)                  \
+  do {                                                      \
+    const uint64_t in_[3] = {(x), 0, 0};                    \
+    clear_fpsr();                                           \
+    const uint64_t r_ = op(x);                              \
+    row(#op, dn, 1, in_, digits, r_, result_digits);        \
+  } while (0)
+#define ROW2(op, digits, x, y)                              \
+  do {                                                      \
+    const uint64_t in_[3] = {(x), (y), 0};                  \
+    clear_fpsr();                                           \
+    const uint64_t r_ = op(x, y);                           \
+    row(#op, dn, 2, in_, digits, r_, digits);               \
+  } while (0)
+#define ROW3(op, digits, x, y, z)                           \
+  do {                                                      \
+    const uint64_t in_[3] = {(x), (y), (z)};                \
+    clear_fpsr();                                           \
+    const uint64_t r_ = op(x, y, z);                        \
+    row(#op, dn, 3, in_, digits, r_, digits);               \
+  } while (0)
 
 int main(void) {
   printf("op,dn,a,b,c,result,invalid\n");
   for (int dn = 0; dn <= 1; ++dn) {
     set_fpcr(dn ? FPCR_DN : 0);
-    /* float32 NaNs into fp16 and float64: every single payload bit, and a
-       few patterns, quiet and signaling, both signs; then non-NaN operands. */
+    /* float32 NaNs into fp16, bfloat16 and float64: every single payload
+       bit, and a few patterns, quiet and signaling, both signs; then the
+       non-NaN operands. */
+    const uint32_t patterns32[] = {0x3FFFFF, 0x2AAAAA, 0x155555, 0x001FFF, 0x002000, 0x3FE000, 0x00FFFF, 0x010000};
     for (uint32_t sign = 0; sign <= 1; ++sign) {
       for (uint32_t quiet = 0; quiet <= 1; ++quiet) {
-        uint32_t payloads[22 + 6];
-        int n = 0;
-        for (int bit = 0; bit < 22; ++bit) payloads[n++] = 1u << bit;
-        const uint32_t patterns[] = {0x3FFFFF, 0x2AAAAA, 0x155555, 0x001FFF, 0x002000, 0x3FE000};
-        for (unsigned i = 0; i < COUNT(patterns); ++i) payloads[n++] = patterns[i];
-        for (int i = -1; i < n; ++i) {
+        for (int i = -1; i < 22 + (int)COUNT(patterns32); ++i) {
           if (i < 0 && !quiet) continue;  /* fraction 0 is infinity */
-          uint32_t x = sign << 31 | 0x7F800000u | quiet << 22 | (i < 0 ? 0 : payloads[i]);
-          clear_fpsr(); row("cvt_f32_f16", dn, 1, &x, 8, cvt_f32_f16(x), 4);
-          clear_fpsr(); row("cvt_f32_f64", dn, 1, &x, 8, cvt_f32_f64(x), 16);
+          const uint32_t payload = i < 0 ? 0 : i < 22 ? 1u << i : patterns32[i - 22];
+          const uint32_t x = sign << 31 | 0x7F800000u | quiet << 22 | payload;
+          ROW1(cvt_f32_f16, 8, 4, x);
+          ROW1(cvt_f32_bf16, 8, 4, x);
+          ROW1(cvt_f32_f64, 8, 16, x);
         }
       }
     }
     for (unsigned i = kFirstNonNan; i < COUNT(kOps32); ++i) {
-      clear_fpsr(); row("cvt_f32_f16", dn, 1, &kOps32[i], 8, cvt_f32_f16(kOps32[i]), 4);
-      clear_fpsr(); row("cvt_f32_f64", dn, 1, &kOps32[i], 8, cvt_f32_f64(kOps32[i]), 16);
+      ROW1(cvt_f32_f16, 8, 4, kOps32[i]);
+      ROW1(cvt_f32_bf16, 8, 4, kOps32[i]);
+      ROW1(cvt_f32_f64, 8, 16, kOps32[i]);
     }
+    /* float64 NaNs into float32 the same way (51 payload bits), then
+       infinity, zero, one, the largest double, the smallest subnormal. */
+    const uint64_t patterns64[] = {0x7FFFFFFFFFFFFull, 0x5555555555555ull, 0x000001FFFFFFFull, 0x0000020000000ull,
+                                   0x7FFFFE0000000ull};
+    for (uint64_t sign = 0; sign <= 1; ++sign) {
+      for (uint64_t quiet = 0; quiet <= 1; ++quiet) {
+        for (int i = -1; i < 51 + (int)COUNT(patterns64); ++i) {
+          if (i < 0 && !quiet) continue;
+          const uint64_t payload = i < 0 ? 0 : i < 51 ? 1ull << i : patterns64[i - 51];
+          const uint64_t x = sign << 63 | 0x7FF0000000000000ull | quiet << 51 | payload;
+          ROW1(cvt_f64_f32, 16, 8, x);
+        }
+      }
+    }
+    const uint64_t specials64[] = {0x7FF0000000000000ull, 0xFFF0000000000000ull, 0, 0x8000000000000000ull,
+                                   0x3FF0000000000000ull, 0x7FEFFFFFFFFFFFFFull, 0x0000000000000001ull};
+    for (unsigned i = 0; i < COUNT(specials64); ++i) ROW1(cvt_f64_f32, 16, 8, specials64[i]);
     /* Every fp16 NaN code into float32, then the non-NaN operands. */
     for (uint32_t x = 0; x <= 0xFFFF; ++x) {
       if ((x & 0x7C00) != 0x7C00 || (x & 0x3FF) == 0) continue;
-      clear_fpsr(); row("cvt_f16_f32", dn, 1, &x, 4, cvt_f16_f32(x), 8);
+      ROW1(cvt_f16_f32, 4, 8, x);
     }
-    for (unsigned i = kFirstNonNan; i < COUNT(kOps16); ++i) {
-      clear_fpsr(); row("cvt_f16_f32", dn, 1, &kOps16[i], 4, cvt_f16_f32(kOps16[i]), 8);
-    }
-    /* Every pair, every triple (each operand position NaN, 0 * inf + NaN). */
+    for (unsigned i = kFirstNonNan; i < COUNT(kOps16); ++i) ROW1(cvt_f16_f32, 4, 8, kOps16[i]);
+    /* Every operand, pair and triple (each operand position NaN, 0 * inf + NaN). */
     for (unsigned i = 0; i < COUNT(kOps32); ++i) {
+      ROW1(sqrt_f32, 8, 8, kOps32[i]);
+      ROW1(sqrt_f16, 4, 4, kOps16[i]);
       for (unsigned j = 0; j < COUNT(kOps32); ++j) {
-        const uint32_t in[3] = {kOps32[i], kOps32[j], 0};
-        clear_fpsr(); row("add_f32", dn, 2, in, 8, add_f32(in[0], in[1]), 8);
-        clear_fpsr(); row("mul_f32", dn, 2, in, 8, mul_f32(in[0], in[1]), 8);
-        const uint32_t in16[3] = {kOps16[i], kOps16[j], 0};
-        clear_fpsr(); row("add_f16", dn, 2, in16, 4, add_f16(in16[0], in16[1]), 4);
-        clear_fpsr(); row("mul_f16", dn, 2, in16, 4, mul_f16(in16[0], in16[1]), 4);
+        ROW2(add_f32, 8, kOps32[i], kOps32[j]);
+        ROW2(sub_f32, 8, kOps32[i], kOps32[j]);
+        ROW2(mul_f32, 8, kOps32[i], kOps32[j]);
+        ROW2(div_f32, 8, kOps32[i], kOps32[j]);
+        ROW2(add_f16, 4, kOps16[i], kOps16[j]);
+        ROW2(sub_f16, 4, kOps16[i], kOps16[j]);
+        ROW2(mul_f16, 4, kOps16[i], kOps16[j]);
+        ROW2(div_f16, 4, kOps16[i], kOps16[j]);
         if (i >= kFmaOps || j >= kFmaOps) continue;
         for (unsigned k = 0; k < kFmaOps; ++k) {
-          const uint32_t t[3] = {kOps32[i], kOps32[j], kOps32[k]};
-          clear_fpsr(); row("fma_f32", dn, 3, t, 8, fma_f32(t[0], t[1], t[2]), 8);
-          const uint32_t t16[3] = {kOps16[i], kOps16[j], kOps16[k]};
-          clear_fpsr(); row("fma_f16", dn, 3, t16, 4, fma_f16(t16[0], t16[1], t16[2]), 4);
+          ROW3(fma_f32, 8, kOps32[i], kOps32[j], kOps32[k]);
+          ROW3(fma_f16, 4, kOps16[i], kOps16[j], kOps16[k]);
         }
       }
     }
