@@ -4,9 +4,10 @@
 //          SSE's cvtsd2ss for float64 NaNs into float32, and SSE's
 //          addss/subss/mulss/divss/sqrtss (F16C around them for fp16) for
 //          every pair of a set of NaN and special operands.
-//   arm    no ARM CPU here: the bit patterns of the Arm Architecture
-//          Reference Manual's pseudocode (FPDefaultNaN, FPProcessNaNs,
-//          FPConvertNaN), each named at its check.
+//   arm    the bit patterns of the Arm Architecture Reference Manual's
+//          pseudocode (FPDefaultNaN, FPProcessNaNs, FPConvertNaN), each
+//          named at its check; test_nan_conventions_arm.cpp proves arm
+//          and arm-dn against QEMU's AArch64.
 //   arm-dn, riscv   the canonical convention: every NaN result is the
 //          default NaN (Arm ARM FPDefaultNaN with FPCR.DN = 1; RISC-V ISA
 //          manual, "Canonical NaN": 0x7FC00000 for single).
