@@ -27,72 +27,47 @@ static int invalid_raised(void) {
   return (int)(v & 1);  /* IOC */
 }
 
-static uint32_t cvt_f32_f16(uint32_t a) {
-  uint16_t r;
-  __asm__ volatile("fmov s0, %w1\n\tfcvt h0, s0\n\tumov %w0, v0.h[0]" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-static uint32_t cvt_f16_f32(uint32_t a) {
-  uint32_t r;
-  __asm__ volatile("dup v0.8h, %w1\n\tfcvt s0, h0\n\tfmov %w0, s0" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-static uint64_t cvt_f32_f64(uint32_t a) {
-  uint64_t r;
-  __asm__ volatile("fmov s0, %w1\n\tfcvt d0, s0\n\tfmov %0, d0" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-static uint64_t cvt_f64_f32(uint64_t a) {
-  uint32_t r;
-  __asm__ volatile("fmov d0, %1\n\tfcvt s0, d0\n\tfmov %w0, s0" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-/* BFCVT (FEAT_BF16, -march=...+bf16): float32 to bfloat16. */
-static uint32_t cvt_f32_bf16(uint32_t a) {
-  uint16_t r;
-  __asm__ volatile("fmov s0, %w1\n\tbfcvt h0, s0\n\tumov %w0, v0.h[0]" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-/* One instruction on s registers (float32) or h registers (fp16,
-   FEAT_FP16, -march=armv8.2-a+fp16). */
-#define BINARY(name, insn, reg, T)                                                                   \
-  static uint32_t name(uint32_t a, uint32_t b) {                                                     \
-    T r;                                                                                             \
-    __asm__ volatile("dup v0.4s, %w1\n\tdup v1.4s, %w2\n\t" insn " " reg "0, " reg "0, " reg "1\n\t" \
-                     "fmov %w0, s0"                                                                  \
-                     : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");                             \
-    return r;                                                                                        \
+/* Each operation: the operands' bits into d0, d1, d2 (so the low 32 bits
+   are s0..s2 and the low 16 h0..h2), one instruction writing v0, and d0
+   back; a scalar write zeroes the rest of the register, so d0 holds just
+   the result's bits. h registers need FEAT_FP16, bfcvt FEAT_BF16. */
+#define UNARY(name, insn)                                                                              \
+  static uint64_t name(uint64_t a) {                                                                   \
+    uint64_t r;                                                                                        \
+    __asm__ volatile("fmov d0, %1\n\t" insn "\n\tfmov %0, d0" : "=r"(r) : "r"(a) : "v0", "memory");    \
+    return r;                                                                                          \
   }
-BINARY(add_f32, "fadd", "s", uint32_t)
-BINARY(sub_f32, "fsub", "s", uint32_t)
-BINARY(mul_f32, "fmul", "s", uint32_t)
-BINARY(div_f32, "fdiv", "s", uint32_t)
-BINARY(add_f16, "fadd", "h", uint16_t)
-BINARY(sub_f16, "fsub", "h", uint16_t)
-BINARY(mul_f16, "fmul", "h", uint16_t)
-BINARY(div_f16, "fdiv", "h", uint16_t)
-static uint32_t sqrt_f32(uint32_t a) {
-  uint32_t r;
-  __asm__ volatile("fmov s0, %w1\n\tfsqrt s0, s0\n\tfmov %w0, s0" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-static uint32_t sqrt_f16(uint32_t a) {
-  uint16_t r;
-  __asm__ volatile("dup v0.8h, %w1\n\tfsqrt h0, h0\n\tumov %w0, v0.h[0]" : "=r"(r) : "r"(a) : "v0", "memory");
-  return r;
-}
-static uint32_t fma_f32(uint32_t a, uint32_t b, uint32_t c) {
-  uint32_t r;
-  __asm__ volatile("fmov s0, %w1\n\tfmov s1, %w2\n\tfmov s2, %w3\n\tfmadd s0, s0, s1, s2\n\tfmov %w0, s0"
-                   : "=r"(r) : "r"(a), "r"(b), "r"(c) : "v0", "v1", "v2", "memory");
-  return r;
-}
-static uint32_t fma_f16(uint32_t a, uint32_t b, uint32_t c) {
-  uint16_t r;
-  __asm__ volatile("dup v0.8h, %w1\n\tdup v1.8h, %w2\n\tdup v2.8h, %w3\n\tfmadd h0, h0, h1, h2\n\tumov %w0, v0.h[0]"
-                   : "=r"(r) : "r"(a), "r"(b), "r"(c) : "v0", "v1", "v2", "memory");
-  return r;
-}
+#define BINARY(name, insn)                                                                             \
+  static uint64_t name(uint64_t a, uint64_t b) {                                                       \
+    uint64_t r;                                                                                        \
+    __asm__ volatile("fmov d0, %1\n\tfmov d1, %2\n\t" insn "\n\tfmov %0, d0"                           \
+                     : "=r"(r) : "r"(a), "r"(b) : "v0", "v1", "memory");                               \
+    return r;                                                                                          \
+  }
+#define TERNARY(name, insn)                                                                            \
+  static uint64_t name(uint64_t a, uint64_t b, uint64_t c) {                                           \
+    uint64_t r;                                                                                        \
+    __asm__ volatile("fmov d0, %1\n\tfmov d1, %2\n\tfmov d2, %3\n\t" insn "\n\tfmov %0, d0"            \
+                     : "=r"(r) : "r"(a), "r"(b), "r"(c) : "v0", "v1", "v2", "memory");                 \
+    return r;                                                                                          \
+  }
+UNARY(cvt_f32_f16, "fcvt h0, s0")
+UNARY(cvt_f32_bf16, "bfcvt h0, s0")
+UNARY(cvt_f16_f32, "fcvt s0, h0")
+UNARY(cvt_f32_f64, "fcvt d0, s0")
+UNARY(cvt_f64_f32, "fcvt s0, d0")
+UNARY(sqrt_f32, "fsqrt s0, s0")
+UNARY(sqrt_f16, "fsqrt h0, h0")
+BINARY(add_f32, "fadd s0, s0, s1")
+BINARY(sub_f32, "fsub s0, s0, s1")
+BINARY(mul_f32, "fmul s0, s0, s1")
+BINARY(div_f32, "fdiv s0, s0, s1")
+BINARY(add_f16, "fadd h0, h0, h1")
+BINARY(sub_f16, "fsub h0, h0, h1")
+BINARY(mul_f16, "fmul h0, h0, h1")
+BINARY(div_f16, "fdiv h0, h0, h1")
+TERNARY(fma_f32, "fmadd s0, s0, s1, s2")
+TERNARY(fma_f16, "fmadd h0, h0, h1, h2")
 
 /* Operands of the arithmetic: quiet and signaling NaNs of both signs, with
    no payload, a small one, a large one; the operands of invalid operations
@@ -103,7 +78,9 @@ static const uint32_t kOps32[] = {0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFE00001
                                   0x7FFFFFFF, 0xBF800000, 0x7F7FFFFF, 0x00000001};
 static const uint32_t kOps16[] = {0x7E00, 0xFE00, 0x7E09, 0xFE01, 0x7C01, 0xFC05, 0x7D00, 0x7C00,
                                   0xFC00, 0x0000, 0x8000, 0x3C00, 0x7FFF, 0xBC00, 0x7BFF, 0x0001};
-enum { kFirstNonNan = 7, kFmaOps = 12 };
+/* The conversions take the operands from kConvertedFrom on (infinities,
+   zeros, numbers, 0x7FFFFFFF); the NaNs before it are among their own. */
+enum { kConvertedFrom = 7, kFmaOps = 12 };
 #define COUNT(x) (sizeof(x) / sizeof((x)[0]))
 
 /* One line; FPSR is read first, before printf can touch it. */
@@ -158,7 +135,7 @@ int main(void) {
         }
       }
     }
-    for (unsigned i = kFirstNonNan; i < COUNT(kOps32); ++i) {
+    for (unsigned i = kConvertedFrom; i < COUNT(kOps32); ++i) {
       ROW1(cvt_f32_f16, 8, 4, kOps32[i]);
       ROW1(cvt_f32_bf16, 8, 4, kOps32[i]);
       ROW1(cvt_f32_f64, 8, 16, kOps32[i]);
@@ -185,7 +162,7 @@ int main(void) {
       if ((x & 0x7C00) != 0x7C00 || (x & 0x3FF) == 0) continue;
       ROW1(cvt_f16_f32, 4, 8, x);
     }
-    for (unsigned i = kFirstNonNan; i < COUNT(kOps16); ++i) ROW1(cvt_f16_f32, 4, 8, kOps16[i]);
+    for (unsigned i = kConvertedFrom; i < COUNT(kOps16); ++i) ROW1(cvt_f16_f32, 4, 8, kOps16[i]);
     /* Every operand, pair and triple (each operand position NaN, 0 * inf + NaN). */
     for (unsigned i = 0; i < COUNT(kOps32); ++i) {
       ROW1(sqrt_f32, 8, 8, kOps32[i]);
