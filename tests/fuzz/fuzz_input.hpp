@@ -80,4 +80,15 @@ inline void read_everything(const TensorFile& file) {
   }
 }
 
+// A tensor-file reader on the input, written to a file named `name`: a file
+// it accepts is read to its end; a bad one must give TensorFileError.
+template <typename Open>
+void read_tensor_file(const std::string& name, const std::uint8_t* data, std::size_t size, Open open) {
+  const InputFile file(name, text(data, size));
+  try {
+    read_everything(*open(file.path()));
+  } catch (const TensorFileError&) {
+  }
+}
+
 }  // namespace fmtcheck::fuzz

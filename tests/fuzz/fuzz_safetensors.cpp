@@ -3,11 +3,7 @@
 #include "fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace fmtcheck;
-  const fuzz::InputFile file("input.safetensors", fuzz::text(data, size));
-  try {
-    fuzz::read_everything(*open_safetensors(file.path(), {}));
-  } catch (const TensorFileError&) {
-  }
+  fmtcheck::fuzz::read_tensor_file("input.safetensors", data, size,
+                                   [](const std::string& path) { return fmtcheck::open_safetensors(path, {}); });
   return 0;
 }
