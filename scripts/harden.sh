@@ -7,7 +7,7 @@
 #  2. those tests under the sanitizers; a report from any process, the CLI
 #     runs of the Python suites included, fails the job, whatever the test
 #     made of the exit code;
-#  3. each fuzz target for SECONDS (default 20), two at a time, from its seed
+#  3. each fuzz target for SECONDS (default 30), two at a time, from its seed
 #     corpus; any crash, leak, timeout or sanitizer report fails the job and
 #     leaves the input in build-harden/fuzz/NAME/ (turn it into a regression
 #     input: tests/fuzz/regressions/NAME/).
@@ -16,7 +16,7 @@
 # scripts/install-deps.sh). Uses ccache when present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-20}
+seconds=${1:-30}
 build=build-harden
 extra=()
 if command -v ccache >/dev/null; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, part two: install, build, run the whole test suite (ctest),
 # then the hardening job (scripts/harden.sh: the sanitizer build, the unit,
-# CLI and analysis tests under it, and 20 s of each fuzz target).
+# CLI and analysis tests under it, and 30 s of each fuzz target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
