@@ -97,6 +97,17 @@ GemmCases parse_gemm_cases(std::string_view text) {
       throw std::invalid_argument(std::string("gemm cases: line '") + key + "' is not a number");
     }
   };
+  // Counts are decimal integers; a size product past 2^32 words is no case
+  // file hw gemm writes (and would wrap when multiplied).
+  const auto count = [&](const char* key) {
+    const std::string& text = field(key);
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end != text.data() + text.size() || n > 0xFFFFFFFFu) {
+      throw std::invalid_argument(std::string("gemm cases: line '") + key + "' is not a count");
+    }
+    return n;
+  };
   GemmCases c;
   c.model = field("model");
   c.gemm.input = format_named(field("type"));
@@ -105,10 +116,10 @@ GemmCases parse_gemm_cases(std::string_view text) {
   c.gemm.scale_a = static_cast<float>(number("scale_a"));
   c.gemm.scale_b = static_cast<float>(number("scale_b"));
   c.gemm.scale_d = static_cast<float>(number("scale_d"));
-  c.promote_every = static_cast<std::size_t>(number("promote_every"));
-  c.x.m = static_cast<std::size_t>(number("m"));
-  c.x.n = static_cast<std::size_t>(number("n"));
-  c.x.k = static_cast<std::size_t>(number("k"));
+  c.promote_every = count("promote_every");
+  c.x.m = count("m");
+  c.x.n = count("n");
+  c.x.k = count("k");
   c.x.a = parse_words(field("a"), "a");
   c.x.b = parse_words(field("b"), "b");
   for (const std::uint32_t w : parse_words(field("c"), "c")) c.x.c.push_back(std::bit_cast<float>(w));

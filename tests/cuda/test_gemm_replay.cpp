@@ -74,5 +74,10 @@ TEST_CASE("GEMM case files: the block, the text and its errors") {
   std::string bad = gemm_cases_text(block);
   bad.replace(bad.find("\nd "), 3, "\nd zz ");
   CHECK_THROWS_WITH(parse_gemm_cases(bad), "gemm cases: line 'd' holds a word that is not hex");
+  for (const char* count : {"-1", "1e300", "2.5", "4294967296"}) {
+    std::string wrong = gemm_cases_text(block);
+    wrong.replace(wrong.find("\nm 2\n"), 5, std::string("\nm ") + count + "\n");
+    CHECK_THROWS_WITH(parse_gemm_cases(wrong), "gemm cases: line 'm' is not a count");
+  }
   CHECK_THROWS_AS(gemm_block(g, "hopper-wgmma", 0, x, d, 5, 2), std::invalid_argument);
 }
