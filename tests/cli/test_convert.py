@@ -105,6 +105,28 @@ def test_table_output(fmtcheck):
     assert lines[2].split()[:3] == ["448", "0x7e", "448"]
 
 
+def test_several_targets(fmtcheck):
+    # 0.1 into fp16 is 0x2e66 (worked out above); into bf16, float32's
+    # 0x3dcccccd cut to its top half 0x3dcc with 0xcccd > 0x8000 below, so
+    # it rounds up to 0x3dcd; into e4m3 0x1d (the README's example).
+    # Each format's rows in the order of --to, the values in their order.
+    rows = convert_json(fmtcheck, "0.1", "448", "--to", "fp16,bf16,e4m3")
+    assert [(r["format"], r["input"], r["bits"]) for r in rows] == [
+        ("fp16", "0.1", "0x2e66"), ("fp16", "448", "0x5f00"),
+        ("bf16", "0.1", "0x3dcd"), ("bf16", "448", "0x43e0"),
+        ("e4m3", "0.1", "0x1d"), ("e4m3", "448", "0x7e")]
+    r = fmtcheck("convert", "0.1", "--to", "fp16,e4m3")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].startswith("to fp16 (") and lines[2].split()[:2] == ["0.1", "0x2e66"]
+    assert lines[3] == "" and lines[4].startswith("to e4m3 (") and lines[6].split()[:2] == ["0.1", "0x1d"]
+    # p3109 stands for its 30 members.
+    assert len(convert_json(fmtcheck, "1", "--to", "p3109")) == 30
+    # A bad name anywhere in the list: its one line, no table for the good ones.
+    assert_usage_error(fmtcheck("convert", "0.1", "--to", "fp16,e4m3q"), "e4m3q")
+    assert_usage_error(fmtcheck("convert", "0.1", "--to", ","), "empty format list")
+
+
 @pytest.mark.parametrize("args,words", [
     (["1", "--to", "e4m3q"], ["e4m3q"]),                                  # unknown format
     (["1.2.3", "--to", "fp16"], ["1.2.3"]),                               # malformed number

@@ -89,41 +89,54 @@ Row convert_one(const std::string& text, const ConvertArgs& args, const Format& 
 std::string number_or_na(const std::optional<double>& v) { return v ? shortest(*v) : "n/a"; }
 
 int run_convert(const ConvertArgs& args) {
-  const Format to = parse_format_option(args.to);
+  const std::vector<Format> targets = format_list_from_string(args.to);
   const Policy policy = policy_from_text(args.policy);
-  std::vector<Row> rows;
-  for (const std::string& text : args.values) rows.push_back(convert_one(text, args, to, policy));
+  // Every value into every target before anything is printed: a bad value
+  // gives its one line and no partial output.
+  std::vector<std::vector<Row>> rows(targets.size());
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    for (const std::string& text : args.values) rows[t].push_back(convert_one(text, args, targets[t], policy));
+  }
 
   if (args.json) {
+    const auto opt = [](const std::optional<double>& v) {
+      return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+    };
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const Row& r : rows) {
-      nlohmann::ordered_json j;
-      j["input"] = r.input;
-      j["input_value"] = r.input_value;
-      j["format"] = to.name;
-      j["policy"] = describe(policy);
-      j["bits"] = to_hex(to, r.result.bits);
-      j["value"] = r.value;
-      auto opt = [](const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(); };
-      j["abs_error"] = opt(r.abs_error);
-      j["rel_error"] = opt(r.rel_error);
-      j["ulp_error"] = opt(r.ulp_error);
-      nlohmann::ordered_json flags = nlohmann::ordered_json::array();
-      for (int i = 0; i < flag_count; ++i) {
-        if (r.result.flags.has(static_cast<Flag>(i))) flags.push_back(std::string(to_string(static_cast<Flag>(i))));
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      const Format& to = targets[t];
+      for (const Row& r : rows[t]) {
+        nlohmann::ordered_json j;
+        j["input"] = r.input;
+        j["input_value"] = r.input_value;
+        j["format"] = to.name;
+        j["policy"] = describe(policy);
+        j["bits"] = to_hex(to, r.result.bits);
+        j["value"] = r.value;
+        j["abs_error"] = opt(r.abs_error);
+        j["rel_error"] = opt(r.rel_error);
+        j["ulp_error"] = opt(r.ulp_error);
+        nlohmann::ordered_json flags = nlohmann::ordered_json::array();
+        for (int i = 0; i < flag_count; ++i) {
+          if (r.result.flags.has(static_cast<Flag>(i))) flags.push_back(std::string(to_string(static_cast<Flag>(i))));
+        }
+        j["flags"] = flags;
+        out.push_back(j);
       }
-      j["flags"] = flags;
-      out.push_back(j);
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  Table table({"input", "bits", "value", "abs error", "rel error", "ulps", "flags"});
-  for (const Row& r : rows) {
-    table.add_row({r.input_value, to_hex(to, r.result.bits), r.value, number_or_na(r.abs_error),
-                   number_or_na(r.rel_error), number_or_na(r.ulp_error), describe(r.result.flags)});
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    const Format& to = targets[t];
+    Table table({"input", "bits", "value", "abs error", "rel error", "ulps", "flags"});
+    for (const Row& r : rows[t]) {
+      table.add_row({r.input_value, to_hex(to, r.result.bits), r.value, number_or_na(r.abs_error),
+                     number_or_na(r.rel_error), number_or_na(r.ulp_error), describe(r.result.flags)});
+    }
+    std::printf("%sto %s (%s)\n%s", t == 0 ? "" : "\n", to.name.c_str(), describe(policy).c_str(),
+                table.aligned().c_str());
   }
-  std::printf("to %s (%s)\n%s", to.name.c_str(), describe(policy).c_str(), table.aligned().c_str());
   return 0;
 }
 
@@ -133,7 +146,9 @@ const bool registered = register_command({
       sub.add_option("VALUE", args->values, "decimal, hex float (0x1.8p-3), inf, nan; or bits with --from. "
                      "Write -inf and -nan after --: fmtcheck convert --to e4m3 -- -inf")
           ->required();
-      sub.add_option("--to", args->to, "target format")->required();
+      sub.add_option("--to", args->to, "target format, or several separated by commas (fp16,bf16,e4m3; p3109: its 30 "
+                     "members), one table each")
+          ->required();
       sub.add_option("--from", args->from, "read each VALUE as a bit pattern of this format");
       add_policy_options(sub, args->policy, true);
       sub.add_flag("--json", args->json, "JSON output");
