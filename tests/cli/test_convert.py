@@ -35,6 +35,11 @@ CASES = [
     # double it would be the tie itself and round to even, 0x3c00.
     ("1.00048828125000000001", "fp16", [], "0x3c01"),
     ("1.00048828125", "fp16", [], "0x3c00"),
+    # 1/3 = 1.0101...b * 2^-2, rounded once: fp16 keeps 0101010101 with
+    # 0101... (below half) discarded: (13 << 10) | 0x155 = 0x3555; toward
+    # -inf, -1/3 takes the magnitude above it.
+    ("1/3", "fp16", [], "0x3555"),
+    ("-1/3", "fp16", ["--round", "rdn"], "0xb556"),
     # 1.0625 lies halfway between e4m3's 1 (0x38) and 1.125 (0x39).
     ("1.0625", "e4m3", ["--round", "rne"], "0x38"),
     ("1.0625", "e4m3", ["--round", "rna"], "0x39"),
@@ -132,6 +137,8 @@ def test_several_targets(fmtcheck):
     (["1.2.3", "--to", "fp16"], ["1.2.3"]),                               # malformed number
     (["0x1.8q3", "--to", "fp16"], ["0x1.8q3"]),
     (["", "--to", "fp16"], []),
+    (["1/0", "--to", "fp16"], ["1/0", "division by zero"]),               # fractions
+    (["1/2/3", "--to", "fp16"], ["1/2/3"]),
     (["1", "--to", "fp16", "--round", "nearest"], ["--round", "nearest"]),
     (["1", "--to", "fp16", "--overflow", "clamp"], ["--overflow", "clamp"]),
     (["1", "--to", "fp16", "--subnormals", "flush"], ["--subnormals"]),

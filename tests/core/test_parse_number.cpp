@@ -169,3 +169,44 @@ TEST_CASE("malformed text is rejected with a reason") {
     CHECK_THROWS_AS(convert_text(text, formats::fp16), std::invalid_argument);
   }
 }
+
+TEST_CASE("fractions are exact quotients, rounded once") {
+  check_exact("1/3", false, cpp_rational(1, 3));
+  check_exact("-2/3", true, cpp_rational(2, 3));
+  check_exact("2/-3", true, cpp_rational(2, 3));
+  check_exact("-1/-7", false, cpp_rational(1, 7));
+  check_exact("0.1/3", false, cpp_rational(1, 30));
+  check_exact("0x1p-3/3", false, cpp_rational(1, 24));
+  check_exact("22/7e-5", false, cpp_rational(2200000, 7));
+  check_exact("1/4", false, cpp_rational(1, 4));
+  CHECK(parse_number("0/5")->kind == Unpacked::Kind::zero);
+  CHECK(parse_number("0/-5")->sign);
+  // 1/3 in fp16 is 1.0101...b * 2^-2: the ten kept bits 0101010101 and a
+  // discarded 0101... below half, so 0x3555; float32's 23 kept bits end in
+  // 0 with 1010... discarded, above half: 0x3eaaaaab (Python: struct.pack('<f', 1/3)).
+  CHECK(convert_text("1/3", formats::fp16).bits == 0x3555);
+  CHECK(convert_text("1/3", formats::fp32).bits == 0x3EAAAAABu);
+  // 2/3 into e4m3: 1.0101...b * 2^-1, three kept bits 010 and 1010... above
+  // half: 1.011b * 2^-1 = 0.6875, code (6 << 3) | 3 = 0x33.
+  CHECK(convert_text("2/3", formats::e4m3).bits == 0x33);
+  // Quotients beyond 1e400 are huge like any such number: infinity in fp64.
+  CHECK(convert_text("1e300/1e-300", formats::fp64).bits == 0x7FF0000000000000u);
+  CHECK(convert_text("1e-300/1e300", formats::fp64).bits == 0);
+}
+
+TEST_CASE("malformed fractions are rejected with a reason") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"1/0", "division by zero"},         {"1/-0.0", "division by zero"},
+      {"1/2/3", "more than one '/'"},      {"/3", "no digits"},
+      {"3/", "no digits"},                 {"inf/2", "finite numbers"},
+      {"1/nan", "finite numbers"},         {"1e500/1e499", "finite numbers"},
+      {"1/x", "malformed number 'x'"},     {"1 / 3", "malformed number '1 '"},
+  };
+  for (const auto& [text, why] : cases) {
+    INFO(text);
+    std::string error;
+    CHECK_FALSE(parse_number(text, &error).has_value());
+    CHECK(error.find(why) != std::string::npos);
+    CHECK_THROWS_AS(convert_text(text, formats::fp16), std::invalid_argument);
+  }
+}

@@ -143,7 +143,7 @@ int run_convert(const ConvertArgs& args) {
 const bool registered = register_command({
     "convert", "convert values exactly and show bits, error and flags", 30, [](CLI::App& sub) {
       auto args = std::make_shared<ConvertArgs>();
-      sub.add_option("VALUE", args->values, "decimal, hex float (0x1.8p-3), inf, nan; or bits with --from. "
+      sub.add_option("VALUE", args->values, "decimal, hex float (0x1.8p-3), fraction (1/3), inf, nan; or bits with --from. "
                      "Write -inf and -nan after --: fmtcheck convert --to e4m3 -- -inf")
           ->required();
       sub.add_option("--to", args->to, "target format, or several separated by commas (fp16,bf16,e4m3; p3109: its 30 "

@@ -92,6 +92,9 @@ std::optional<ExactValue> ExactValue::parse(std::string_view text, std::string* 
     if (error) *error = "malformed number '" + original + "': " + why;
     return std::nullopt;
   };
+  if (const std::size_t slash = text.find('/'); slash != std::string_view::npos) {
+    return parse_fraction(text.substr(0, slash), text.substr(slash + 1), error);
+  }
   auto impl = std::make_unique<Impl>();
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -152,6 +155,38 @@ std::optional<ExactValue> ExactValue::parse(std::string_view text, std::string* 
   const cpp_int p = boost::multiprecision::pow(radix, power);
   impl->magnitude = e >= 0 ? cpp_rational(n * p) : cpp_rational(n, p);
   return ExactValue(std::move(impl));
+}
+
+// p/q: each side a number of its own, the quotient exact (1/3 is rounded
+// once, by the format, like 0.1). The sides must be finite and within the
+// parser's 1e-400..1e400; so must be the quotient, or it is kept as "huge"
+// or "tiny" like any such number.
+std::optional<ExactValue> ExactValue::parse_fraction(std::string_view p, std::string_view q, std::string* error) {
+  const std::string text = std::string(p) + "/" + std::string(q);
+  auto fail = [&](const std::string& why) -> std::optional<ExactValue> {
+    if (error) *error = "malformed number '" + text + "': " + why;
+    return std::nullopt;
+  };
+  if (q.find('/') != std::string_view::npos) return fail("more than one '/'");
+  const auto numerator = parse(p, error);
+  if (!numerator) return std::nullopt;  // the error names the side
+  const auto divisor = parse(q, error);
+  if (!divisor) return std::nullopt;
+  if (numerator->kind() != Kind::finite || divisor->kind() != Kind::finite) {
+    return fail("a fraction takes finite numbers between 1e-400 and 1e400");
+  }
+  if (divisor->is_zero()) return fail("division by zero");
+  if (numerator->is_zero()) {
+    ExactValue zero = *numerator;
+    zero.impl_->sign = numerator->sign() != divisor->sign();
+    return zero;
+  }
+  ExactValue quotient = ExactValue::quotient(*numerator, *divisor);
+  static const cpp_rational huge(boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(kMaxDecimalMagnitude)));
+  static const cpp_rational tiny(cpp_int(1), boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(kMaxDecimalMagnitude)));
+  if (quotient.impl_->magnitude > huge) quotient.impl_->kind = Kind::beyond_huge;
+  if (quotient.impl_->magnitude < tiny) quotient.impl_->kind = Kind::beyond_tiny;
+  return quotient;
 }
 
 ExactValue ExactValue::from_unpacked(const Unpacked& x) {

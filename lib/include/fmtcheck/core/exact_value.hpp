@@ -19,7 +19,8 @@ class ExactValue {
   enum class Kind { finite, inf, nan, beyond_huge, beyond_tiny };
 
   // [+-]digits[.digits][e[+-]digits], hex floats such as 0x1.8p-3, inf,
-  // infinity, nan (any case). nullopt and *error on malformed text.
+  // infinity, nan (any case), and a fraction of two finite numbers such as
+  // 1/3 or -0.1/3e5, exactly. nullopt and *error on malformed text.
   static std::optional<ExactValue> parse(std::string_view text, std::string* error = nullptr);
   // The exact value of finite or special Unpacked (its sticky bit must be clear).
   static ExactValue from_unpacked(const Unpacked& x);
@@ -48,6 +49,7 @@ class ExactValue {
  private:
   struct Impl;
   explicit ExactValue(std::unique_ptr<Impl> impl);
+  static std::optional<ExactValue> parse_fraction(std::string_view p, std::string_view q, std::string* error);
   std::unique_ptr<Impl> impl_;
 };
 
