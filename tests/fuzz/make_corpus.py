@@ -101,7 +101,7 @@ put("raw_options", "e3m2-custom", b"e3m2\n12\n" + bytes(range(12)))
 put("raw_options", "fp64", b"fp64\n2,1\n" + query[0, :2].astype("<f8").tobytes())
 
 for i, text in enumerate(["0.1", "-1e-8", "465", "0x1.8p-3", "-inf", "NaN", "1.0000000000000000000000000001e38",
-                          "6.103515625e-05", "123456789012345678901234567890e-30", "+.5e+2"]):
+                          "6.103515625e-05", "123456789012345678901234567890e-30", "+.5e+2", "1/3", "-0.1/3e5"]):
     put("number", f"n{i}", text)
 for i, text in enumerate(["fp16", "bf16", "e4m3", "e5m2fnuz", "e4m3fnuz", "e8m0", "e3m2", "e2m1", "tf32", "fp64",
                           "e5m10", "e4m3fn", "binary8p3se", "binary8p4uf", "e11m52", "E4M3"]):
