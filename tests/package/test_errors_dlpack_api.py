@@ -2,6 +2,7 @@
 CLI is run on the same input); DLPack producers are read like numpy arrays;
 every public function has a docstring, and the package ships its type
 stubs."""
+from fractions import Fraction
 from pathlib import Path
 
 import ml_dtypes
@@ -125,6 +126,13 @@ def test_convert_value_reads_decimal_text_exactly():
     # 2^-9 * 1.5 = 0.0029296875 is the tie between the two smallest e4m3 subnormals: even wins.
     assert fmtcheck.convert_value("0.0029296875", "e4m3").bits == 0x02
     assert fmtcheck.convert_value(465.0, "e4m3", overflow="sat").flags == "inexact|overflow|saturated"
+    # A fraction is its exact quotient: 1/3 lies between the fp16 values
+    # (1024 + 0x155) / 4096 (code 0x3555) and (1024 + 0x156) / 4096, nearer the first.
+    lo, hi = Fraction(1024 + 0x155, 4096), Fraction(1024 + 0x156, 4096)
+    assert lo < Fraction(1, 3) < hi and Fraction(1, 3) - lo < hi - Fraction(1, 3)
+    assert fmtcheck.convert_value("1/3", "fp16").bits == 0x3555
+    with pytest.raises(ValueError, match="division by zero"):
+        fmtcheck.convert_value("1/0", "fp16")
 
 
 def test_work_runs_without_the_gil():
