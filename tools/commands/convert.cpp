@@ -1,5 +1,8 @@
 // fmtcheck convert: one value at a time, with its exact error and flags.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/command.hpp"
@@ -8,6 +11,7 @@
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/core/exact_value.hpp"
+#include "fmtcheck/core/stochastic_outcomes.hpp"
 
 namespace fmtcheck::cli {
 namespace {
@@ -17,15 +21,25 @@ struct ConvertArgs {
   std::string to;
   std::string from;
   PolicyOptions policy;
+  bool distribution = false;  // stochastic rounding without --sr-random: every outcome
   bool json = false;
 };
 
-struct Row {
-  std::string input;
-  std::string input_value;  // exact decimal of the input
+// One result of one value: the only one, or one outcome of stochastic rounding.
+struct Outcome {
   Conversion result;
   std::string value;  // exact decimal of the result
   std::optional<double> abs_error, rel_error, ulp_error;
+  std::uint64_t draws = 0;  // with the distribution: how many draws give it
+};
+
+struct Converted {
+  std::string input;
+  std::string input_value;  // exact decimal of the input
+  std::vector<Outcome> outcomes;
+  // With the distribution, where every outcome is finite: the mean result
+  // over all draws and its difference from the input.
+  std::optional<double> expected, bias;
 };
 
 // A bit pattern of --from FORMAT: hex (0x3c00) or decimal, within the container.
@@ -57,33 +71,58 @@ ExactValue ulp_of(const Format& f, std::uint64_t bits) {
   return ExactValue::from_unpacked(ulp);
 }
 
-Row convert_one(const std::string& text, const ConvertArgs& args, const Format& to, const Policy& policy) {
-  Row row;
-  row.input = text;
+Outcome measure(const Conversion& result, const ExactValue& input, const Format& to) {
+  Outcome o;
+  o.result = result;
+  o.value = to_exact_decimal(to, result.bits);
+  const ExactValue value = ExactValue::from_bits(to, result.bits);
+  if (input.kind() == ExactValue::Kind::finite && value.kind() == ExactValue::Kind::finite) {
+    const ExactValue err = ExactValue::abs_difference(value, input);
+    o.abs_error = err.to_double();
+    if (auto rel = ExactValue::relative_difference(value, input)) o.rel_error = std::abs(rel->to_double());
+    o.ulp_error = ExactValue::quotient(err, ulp_of(to, result.bits)).to_double();
+  }
+  return o;
+}
+
+Converted convert_one(const std::string& text, const ConvertArgs& args, const Format& to, const Policy& policy) {
+  Converted c;
+  c.input = text;
   std::optional<ExactValue> input;
+  Unpacked x;
   if (!args.from.empty()) {
     const Format from = parse_format_option(args.from);
     const std::uint64_t bits = parse_bits(text, from);
     input = ExactValue::from_bits(from, bits);
-    row.input_value = to_exact_decimal(from, bits);
-    row.result = convert_bits(bits, from, to, policy);
+    c.input_value = to_exact_decimal(from, bits);
+    x = unpack(from, bits);
   } else {
     std::string error;
     input = ExactValue::parse(text, &error);
     if (!input) throw UsageError(error);
-    row.input_value = input->kind() == ExactValue::Kind::finite ? to_exact_decimal(input->to_unpacked()) : text;
-    if (input->to_unpacked().sticky) row.input_value = text;  // not a binary fraction: the text is exact
-    row.result = round_to_format(input->to_unpacked(), to, policy);
+    x = input->to_unpacked();
+    c.input_value = input->kind() == ExactValue::Kind::finite ? to_exact_decimal(x) : text;
+    if (x.sticky) c.input_value = text;  // not a binary fraction: the text is exact
   }
-  row.value = to_exact_decimal(to, row.result.bits);
-  const ExactValue result = ExactValue::from_bits(to, row.result.bits);
-  if (input->kind() == ExactValue::Kind::finite && result.kind() == ExactValue::Kind::finite) {
-    const ExactValue err = ExactValue::abs_difference(result, *input);
-    row.abs_error = err.to_double();
-    if (auto rel = ExactValue::relative_difference(result, *input)) row.rel_error = std::abs(rel->to_double());
-    row.ulp_error = ExactValue::quotient(err, ulp_of(to, row.result.bits)).to_double();
+  if (!args.distribution) {
+    c.outcomes.push_back(measure(round_to_format(x, to, policy), *input, to));
+    return c;
   }
-  return row;
+  std::vector<ExactValue> values;
+  std::vector<std::uint64_t> draws;
+  for (const StochasticOutcome& s : stochastic_outcomes(x, to, policy)) {
+    c.outcomes.push_back(measure(s.result, *input, to));
+    c.outcomes.back().draws = s.draws;
+    values.push_back(ExactValue::from_bits(to, s.result.bits));
+    draws.push_back(s.draws);
+  }
+  const auto finite = [](const ExactValue& v) { return v.kind() == ExactValue::Kind::finite; };
+  if (finite(*input) && std::all_of(values.begin(), values.end(), finite)) {
+    const ExactValue mean = ExactValue::weighted_mean(values, draws);
+    c.expected = mean.to_double();
+    c.bias = ExactValue::difference(mean, *input).to_double();
+  }
+  return c;
 }
 
 std::string number_or_na(const std::optional<double>& v) { return v ? shortest(*v) : "n/a"; }
@@ -91,11 +130,12 @@ std::string number_or_na(const std::optional<double>& v) { return v ? shortest(*
 int run_convert(const ConvertArgs& args) {
   const std::vector<Format> targets = format_list_from_string(args.to);
   const Policy policy = policy_from_text(args.policy);
+  const double all_draws = std::ldexp(1.0, policy.random_bit_count);  // exact: at most 2^32
   // Every value into every target before anything is printed: a bad value
   // gives its one line and no partial output.
-  std::vector<std::vector<Row>> rows(targets.size());
+  std::vector<std::vector<Converted>> converted(targets.size());
   for (std::size_t t = 0; t < targets.size(); ++t) {
-    for (const std::string& text : args.values) rows[t].push_back(convert_one(text, args, targets[t], policy));
+    for (const std::string& text : args.values) converted[t].push_back(convert_one(text, args, targets[t], policy));
   }
 
   if (args.json) {
@@ -105,23 +145,31 @@ int run_convert(const ConvertArgs& args) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (std::size_t t = 0; t < targets.size(); ++t) {
       const Format& to = targets[t];
-      for (const Row& r : rows[t]) {
-        nlohmann::ordered_json j;
-        j["input"] = r.input;
-        j["input_value"] = r.input_value;
-        j["format"] = to.name;
-        j["policy"] = describe(policy);
-        j["bits"] = to_hex(to, r.result.bits);
-        j["value"] = r.value;
-        j["abs_error"] = opt(r.abs_error);
-        j["rel_error"] = opt(r.rel_error);
-        j["ulp_error"] = opt(r.ulp_error);
-        nlohmann::ordered_json flags = nlohmann::ordered_json::array();
-        for (int i = 0; i < flag_count; ++i) {
-          if (r.result.flags.has(static_cast<Flag>(i))) flags.push_back(std::string(to_string(static_cast<Flag>(i))));
+      for (const Converted& c : converted[t]) {
+        for (const Outcome& o : c.outcomes) {
+          nlohmann::ordered_json j;
+          j["input"] = c.input;
+          j["input_value"] = c.input_value;
+          j["format"] = to.name;
+          j["policy"] = describe(policy);
+          j["bits"] = to_hex(to, o.result.bits);
+          j["value"] = o.value;
+          j["abs_error"] = opt(o.abs_error);
+          j["rel_error"] = opt(o.rel_error);
+          j["ulp_error"] = opt(o.ulp_error);
+          nlohmann::ordered_json flags = nlohmann::ordered_json::array();
+          for (int i = 0; i < flag_count; ++i) {
+            if (o.result.flags.has(static_cast<Flag>(i))) flags.push_back(std::string(to_string(static_cast<Flag>(i))));
+          }
+          j["flags"] = flags;
+          if (args.distribution) {
+            j["draws"] = o.draws;
+            j["probability"] = static_cast<double>(o.draws) / all_draws;
+            j["expected_value"] = opt(c.expected);
+            j["bias"] = opt(c.bias);
+          }
+          out.push_back(j);
         }
-        j["flags"] = flags;
-        out.push_back(j);
       }
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -129,13 +177,30 @@ int run_convert(const ConvertArgs& args) {
   }
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const Format& to = targets[t];
-    Table table({"input", "bits", "value", "abs error", "rel error", "ulps", "flags"});
-    for (const Row& r : rows[t]) {
-      table.add_row({r.input_value, to_hex(to, r.result.bits), r.value, number_or_na(r.abs_error),
-                     number_or_na(r.rel_error), number_or_na(r.ulp_error), describe(r.result.flags)});
+    std::vector<std::string> header = {"input", "bits", "value", "abs error", "rel error", "ulps", "flags"};
+    if (args.distribution) header.insert(header.begin() + 3, "probability");
+    Table table(header);
+    std::string means;
+    for (const Converted& c : converted[t]) {
+      for (std::size_t k = 0; k < c.outcomes.size(); ++k) {
+        const Outcome& o = c.outcomes[k];
+        std::vector<std::string> row = {k == 0 ? c.input_value : "", to_hex(to, o.result.bits), o.value,
+                                        number_or_na(o.abs_error), number_or_na(o.rel_error),
+                                        number_or_na(o.ulp_error), describe(o.result.flags)};
+        if (args.distribution) row.insert(row.begin() + 3, shortest(static_cast<double>(o.draws) / all_draws));
+        table.add_row(row);
+      }
+      if (args.distribution) {
+        means += c.input_value + ": mean over the draws " +
+                 (c.expected ? shortest(*c.expected) + ", bias " + shortest(*c.bias) : "n/a (an outcome is not finite)") +
+                 "\n";
+      }
     }
-    std::printf("%sto %s (%s)\n%s", t == 0 ? "" : "\n", to.name.c_str(), describe(policy).c_str(),
-                table.aligned().c_str());
+    const std::string title = fmt::format("to {} ({}){}", to.name, describe(policy),
+                                          args.distribution ? fmt::format(": every outcome of the 2^{} draws",
+                                                                          policy.random_bit_count)
+                                                            : "");
+    std::printf("%s%s\n%s%s", t == 0 ? "" : "\n", title.c_str(), table.aligned().c_str(), means.c_str());
   }
   return 0;
 }
@@ -151,8 +216,14 @@ const bool registered = register_command({
           ->required();
       sub.add_option("--from", args->from, "read each VALUE as a bit pattern of this format");
       add_policy_options(sub, args->policy, true);
-      sub.add_flag("--json", args->json, "JSON output");
-      return std::function<int()>([=] { return run_convert(*args); });
+      sub.add_flag("--json", args->json, "JSON output; with the distribution, draws, probability, expected_value "
+                   "and bias per outcome");
+      const CLI::Option* sr_random = sub.get_option("--sr-random");
+      return std::function<int()>([=] {
+        // Stochastic rounding with no draw given: every outcome, exactly.
+        args->distribution = is_stochastic(policy_from_text(args->policy).rounding) && sr_random->count() == 0;
+        return run_convert(*args);
+      });
     }});
 
 }  // namespace

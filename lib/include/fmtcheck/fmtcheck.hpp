@@ -32,6 +32,7 @@
 #include "fmtcheck/core/policy_text.hpp"
 #include "fmtcheck/core/random.hpp"
 #include "fmtcheck/core/round_to_format.hpp"
+#include "fmtcheck/core/stochastic_outcomes.hpp"
 #include "fmtcheck/core/unpacked.hpp"
 #include "fmtcheck/io/tensor_io.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"

@@ -278,4 +278,40 @@ ExactValue ExactValue::quotient(const ExactValue& a, const ExactValue& b) {
   return ExactValue(std::move(impl));
 }
 
+namespace {
+
+cpp_rational signed_value(bool sign, const cpp_rational& magnitude) { return sign ? cpp_rational(-magnitude) : magnitude; }
+
+void assign_signed(const cpp_rational& value, bool& sign, cpp_rational& magnitude) {
+  sign = value < 0;
+  magnitude = sign ? cpp_rational(-value) : value;
+}
+
+}  // namespace
+
+ExactValue ExactValue::difference(const ExactValue& a, const ExactValue& b) {
+  if (a.kind() != Kind::finite || b.kind() != Kind::finite) {
+    throw std::invalid_argument("ExactValue::difference needs finite values");
+  }
+  auto impl = std::make_unique<Impl>();
+  assign_signed(signed_value(a.impl_->sign, a.impl_->magnitude) - signed_value(b.impl_->sign, b.impl_->magnitude),
+                impl->sign, impl->magnitude);
+  return ExactValue(std::move(impl));
+}
+
+ExactValue ExactValue::weighted_mean(const std::vector<ExactValue>& values, const std::vector<std::uint64_t>& weights) {
+  if (values.size() != weights.size()) throw std::invalid_argument("ExactValue::weighted_mean: one weight per value");
+  cpp_rational sum = 0;
+  cpp_int total = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind() != Kind::finite) throw std::invalid_argument("ExactValue::weighted_mean needs finite values");
+    sum += signed_value(values[i].impl_->sign, values[i].impl_->magnitude) * cpp_int(weights[i]);
+    total += weights[i];
+  }
+  if (total == 0) throw std::invalid_argument("ExactValue::weighted_mean: the weights are all zero");
+  auto impl = std::make_unique<Impl>();
+  assign_signed(sum / total, impl->sign, impl->magnitude);
+  return ExactValue(std::move(impl));
+}
+
 }  // namespace fmtcheck

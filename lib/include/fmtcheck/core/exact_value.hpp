@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/unpacked.hpp"
@@ -45,6 +46,11 @@ class ExactValue {
   static std::optional<ExactValue> relative_difference(const ExactValue& a, const ExactValue& b);
   // a / b for finite b != 0.
   static ExactValue quotient(const ExactValue& a, const ExactValue& b);
+  // a - b, with its sign; finite values only.
+  static ExactValue difference(const ExactValue& a, const ExactValue& b);
+  // (sum of values[i] * weights[i]) / (sum of weights): finite values,
+  // weights not all zero (the mean of a distribution over the values).
+  static ExactValue weighted_mean(const std::vector<ExactValue>& values, const std::vector<std::uint64_t>& weights);
 
  private:
   struct Impl;
