@@ -132,6 +132,32 @@ def test_several_targets(fmtcheck):
     assert_usage_error(fmtcheck("convert", "0.1", "--to", ","), "empty format list")
 
 
+def test_stochastic_rounding_distribution(fmtcheck):
+    # 0.1 / 2^-7 (E4M3's spacing in [2^-4, 2^-3)) = 12.8: neighbours 12 * 2^-7
+    # (0x1c) and 13 * 2^-7 (0x1d); the discarded 0.8 of a spacing has top 8
+    # bits floor(204.8) = 204, so draws 52..255 round up: 52 and 204 of 256.
+    rows = convert_json(fmtcheck, "0.1", "--to", "e4m3", "--round", "sr", "--sr-bits", "8")
+    assert [(r["bits"], r["draws"], r["probability"]) for r in rows] == [
+        ("0x1c", 52, 52 / 256), ("0x1d", 204, 204 / 256)]
+    mean = (52 * Fraction(12, 128) + 204 * Fraction(13, 128)) / 256
+    assert rows[0]["expected_value"] == float(mean) and rows[0]["bias"] == float(mean - Fraction(1, 10))
+    r = fmtcheck("convert", "0.1", "--to", "e4m3", "--round", "sr", "--sr-bits", "8")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].endswith(": every outcome of the 2^8 draws")
+    assert lines[2].split()[:4] == ["0.1", "0x1c", "0.09375", "0.203125"]
+    assert lines[3].split()[:3] == ["0x1d", "0.1015625", "0.796875"]
+    assert lines[4] == f"0.1: mean over the draws {float(mean)!r}, bias {float(mean - Fraction(1, 10))!r}"
+    # A draw given: that draw's one result, as before (52 is the first that rounds up).
+    assert [r["bits"] for r in convert_json(fmtcheck, "0.1", "--to", "e4m3", "--round", "sr", "--sr-bits", "8",
+                                            "--sr-random", "52")] == ["0x1d"]
+    # Exact values keep one outcome; an overflowing neighbour leaves no mean.
+    rows = convert_json(fmtcheck, "448", "464.5", "--to", "e4m3", "--round", "sr", "--sr-bits", "4")
+    assert [(r["input"], r["bits"], r["draws"]) for r in rows][0] == ("448", "0x7e", 16)
+    assert rows[0]["bias"] == 0
+    assert rows[-1]["bits"] == "0x7f" and rows[-1]["expected_value"] is None
+
+
 @pytest.mark.parametrize("args,words", [
     (["1", "--to", "e4m3q"], ["e4m3q"]),                                  # unknown format
     (["1.2.3", "--to", "fp16"], ["1.2.3"]),                               # malformed number

@@ -191,9 +191,9 @@ int run_convert(const ConvertArgs& args) {
         table.add_row(row);
       }
       if (args.distribution) {
-        means += c.input_value + ": mean over the draws " +
-                 (c.expected ? shortest(*c.expected) + ", bias " + shortest(*c.bias) : "n/a (an outcome is not finite)") +
-                 "\n";
+        const std::string mean =
+            c.expected ? shortest(*c.expected) + ", bias " + shortest(*c.bias) : "n/a (an outcome is not finite)";
+        means += c.input_value + ": mean over the draws " + mean + "\n";
       }
     }
     const std::string title = fmt::format("to {} ({}){}", to.name, describe(policy),
@@ -208,7 +208,8 @@ int run_convert(const ConvertArgs& args) {
 const bool registered = register_command({
     "convert", "convert values exactly and show bits, error and flags", 30, [](CLI::App& sub) {
       auto args = std::make_shared<ConvertArgs>();
-      sub.add_option("VALUE", args->values, "decimal, hex float (0x1.8p-3), fraction (1/3), inf, nan; or bits with --from. "
+      sub.add_option("VALUE", args->values,
+                     "decimal, hex float (0x1.8p-3), fraction (1/3), inf, nan; or bits with --from. "
                      "Write -inf and -nan after --: fmtcheck convert --to e4m3 -- -inf")
           ->required();
       sub.add_option("--to", args->to, "target format, or several separated by commas (fp16,bf16,e4m3; p3109: its 30 "

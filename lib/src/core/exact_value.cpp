@@ -182,8 +182,8 @@ std::optional<ExactValue> ExactValue::parse_fraction(std::string_view p, std::st
     return zero;
   }
   ExactValue quotient = ExactValue::quotient(*numerator, *divisor);
-  static const cpp_rational huge(boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(kMaxDecimalMagnitude)));
-  static const cpp_rational tiny(cpp_int(1), boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(kMaxDecimalMagnitude)));
+  static const cpp_int limit = boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(kMaxDecimalMagnitude));
+  static const cpp_rational huge(limit), tiny(cpp_int(1), limit);
   if (quotient.impl_->magnitude > huge) quotient.impl_->kind = Kind::beyond_huge;
   if (quotient.impl_->magnitude < tiny) quotient.impl_->kind = Kind::beyond_tiny;
   return quotient;
@@ -280,7 +280,9 @@ ExactValue ExactValue::quotient(const ExactValue& a, const ExactValue& b) {
 
 namespace {
 
-cpp_rational signed_value(bool sign, const cpp_rational& magnitude) { return sign ? cpp_rational(-magnitude) : magnitude; }
+cpp_rational signed_value(bool sign, const cpp_rational& magnitude) {
+  return sign ? cpp_rational(-magnitude) : magnitude;
+}
 
 void assign_signed(const cpp_rational& value, bool& sign, cpp_rational& magnitude) {
   sign = value < 0;

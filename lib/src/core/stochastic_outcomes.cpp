@@ -36,7 +36,9 @@ void walk(const Rounder& round, const Unpacked& x, std::uint64_t lo, std::uint64
 }  // namespace
 
 std::vector<StochasticOutcome> stochastic_outcomes(const Unpacked& x, const Format& to, const Policy& p) {
-  if (!is_stochastic(p.rounding)) throw std::invalid_argument("stochastic_outcomes: the policy's rounding is not stochastic");
+  if (!is_stochastic(p.rounding)) {
+    throw std::invalid_argument("stochastic_outcomes: the policy's rounding is not stochastic");
+  }
   if (p.random_bit_count < 1 || p.random_bit_count > 32) {
     throw std::invalid_argument("stochastic_outcomes: stochastic rounding takes 1 to 32 random bits");
   }
