@@ -20,16 +20,16 @@ in the words of the ``fmtcheck`` command line.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _core
 
 __all__ = [
-    "Analysis", "Converted", "Dot", "ScalingReplay", "Value", "add", "analyze", "convert", "convert_value", "decode",
-    "div", "dot", "dtype_of", "fma", "gemm", "maximum", "minimum", "models", "mul", "ranges", "scale", "sqrt", "sub",
-    "values",
+    "Analysis", "Converted", "Distribution", "Dot", "Outcome", "ScalingReplay", "Value", "add", "analyze", "convert",
+    "convert_value", "decode", "div", "dot", "dtype_of", "fma", "gemm", "maximum", "minimum", "models", "mul", "ranges",
+    "scale", "sqrt", "stochastic_outcomes", "sub", "values",
 ]
 
 Formats = Union[str, Sequence[str]]
@@ -203,6 +203,41 @@ def convert_value(x: Union[float, str], to: str, *, round: str = "rne", overflow
     exact = _core.to_exact_decimal(to, bits)
     value = float(decode(np.array([bits], _UNSIGNED[_core.storage_bits(to)]), to)[0])
     return Value(bits, value, exact, flags)
+
+
+class Outcome(NamedTuple):
+    """One outcome of stochastic rounding: its bits, value, exact decimal and flags, and how many of the
+    2^sr_bits draws give it (`probability` = draws / 2^sr_bits)."""
+
+    bits: int
+    value: float
+    exact: str
+    flags: str
+    draws: int
+    probability: float
+
+
+class Distribution(NamedTuple):
+    """Every outcome of stochastic rounding one value, in the order of the draws that give them, and the
+    mean result over all draws with its bias (mean - input), each exact and then the nearest float;
+    None where the input or an outcome is not finite."""
+
+    outcomes: List[Outcome]
+    mean: Optional[float]
+    bias: Optional[float]
+
+
+def stochastic_outcomes(x: Union[float, str], to: str, *, sr_bits: int, round: str = "sr", overflow: str = "nosat",
+                        subnormals: str = "keep", tininess: str = "after", nan: str = "ieee") -> Distribution:
+    """Every result stochastic rounding (`round`: sr, sr-rne, sr-rna or sr-rno on `sr_bits` random bits)
+    can give `x` (a float, or text such as "0.1" or "1/3" taken exactly), with its share of the draws:
+    the exact distribution, as ``fmtcheck convert --round sr --sr-bits N`` without ``--sr-random`` prints."""
+    rows, mean, bias = _core.stochastic_outcomes(x, to, **_policy(round, overflow, subnormals, tininess, nan, sr_bits))
+    storage = _UNSIGNED[_core.storage_bits(to)]
+    values = decode(np.array([bits for bits, _, _ in rows], storage), to)
+    outcomes = [Outcome(bits, float(value), _core.to_exact_decimal(to, bits), flags, draws, draws / 2.0 ** sr_bits)
+                for (bits, flags, draws), value in zip(rows, values)]
+    return Distribution(outcomes, mean, bias)
 
 
 def _elementwise(op: "_core.Operation", fmt: Optional[str], operands: Sequence[Any], policy: dict,

@@ -7,6 +7,8 @@
 #include "fmtcheck/batch/convert_parallel.hpp"
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
+#include "fmtcheck/core/exact_value.hpp"
+#include "fmtcheck/core/stochastic_outcomes.hpp"
 
 namespace fmtcheck::python {
 namespace {
@@ -73,6 +75,27 @@ nb::tuple convert_scalar(const nb::object& x, const std::string& to_name, const 
   return nb::make_tuple(c.bits, describe(c.flags));
 }
 
+// Every outcome of stochastic rounding one value: ([(bits, flags, draws)], mean, bias).
+nb::tuple stochastic_scalar(const nb::object& x, const std::string& to_name, const std::string& round,
+                            const std::string& overflow, const std::string& subnormals, const std::string& tininess,
+                            const std::string& nan, int sr_bits) {
+  const Format to = format_from_string(to_name);
+  const Policy p = policy_from_text(policy_text(round, overflow, subnormals, tininess, nan, sr_bits));
+  std::optional<ExactValue> input;
+  if (nb::isinstance<nb::str>(x)) {
+    std::string error;
+    input = ExactValue::parse(nb::cast<std::string>(x), &error);
+    if (!input) throw std::invalid_argument(error);
+  } else {
+    input = ExactValue::from_unpacked(unpack(nb::cast<double>(x)));
+  }
+  const std::vector<StochasticOutcome> outcomes = stochastic_outcomes(input->to_unpacked(), to, p);
+  nb::list rows;
+  for (const StochasticOutcome& o : outcomes) rows.append(nb::make_tuple(o.result.bits, describe(o.result.flags), o.draws));
+  const auto mean = stochastic_mean(outcomes, to, *input);
+  return nb::make_tuple(rows, mean ? nb::cast(mean->mean) : nb::none(), mean ? nb::cast(mean->bias) : nb::none());
+}
+
 }  // namespace
 
 void bind_convert(nb::module_& m) {
@@ -85,6 +108,8 @@ void bind_convert(nb::module_& m) {
         "Decodes codes of format `from_` into `out` (float32, or float64 for formats float32 cannot hold).");
   m.def("convert_value", &convert_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS, nb::arg("sr_random") = 0,
         "One value (a float, or exact decimal text such as \"0.1\") rounded once into `to`: (bits, flags).");
+  m.def("stochastic_outcomes", &stochastic_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS,
+        "Every outcome of stochastic rounding one value into `to`: ([(bits, flags, draws)], mean, bias).");
   m.def("to_exact_decimal", [](const std::string& f, std::uint64_t bits) { return to_exact_decimal(format_from_string(f), bits); },
         nb::arg("format"), nb::arg("bits"), "The exact decimal value of a code: \"0.000000059604644775390625\".");
 }

@@ -170,3 +170,40 @@ def test_flag_counts_match_the_cli(cli, tmp_path, name, policy):
     for flag, measure in [("inexact", "inexact"), ("saturated", "saturated"), ("tiny_to_zero", "underflow_to_zero"),
                           ("subnormal", "subnormal"), ("flushed", "flushed"), ("nan_produced", "nan_produced")]:
         assert flags[flag] == measures[measure], flag
+
+
+@pytest.mark.parametrize("mode,sr_bits", [("sr", 8), ("sr-rne", 3), ("sr-rna", 5), ("sr-rno", 1)])
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "fp16", "e2m1"])
+def test_stochastic_outcomes_match_the_cli(cli, name, mode, sr_bits):
+    # The same distribution as `fmtcheck convert` prints (proven against
+    # gfloat with every draw in tests/python): for text, and for floats,
+    # which the CLI is given as exact hex floats.
+    rng = np.random.default_rng([sr_bits, len(name)])
+    texts = ["0.1", "1/3", "-2/3", "448", "1e-3", "-7.5e-6", "464.5"] + [repr(float(v)) for v in rng.standard_normal(8)]
+    floats = [float(t) for t in texts if "/" not in t]
+    cases = [(t, t) for t in texts] + [(x, x.hex()) for x in floats]
+    _, out, _ = run_cli(cli, "convert", "--to", name, "--round", mode, "--sr-bits", sr_bits, "--json", "--",
+                        *[cli_text for _, cli_text in cases])
+    rows = json.loads(out)
+    digits = TARGETS[name].storage_bits // 4
+    for x, cli_text in cases:
+        want = [r for r in rows if r["input"] == cli_text]
+        got = fmtcheck.stochastic_outcomes(x, name, round=mode, sr_bits=sr_bits)
+        assert [(f"{o.bits:#0{2 + digits}x}", o.draws, o.probability) for o in got.outcomes] \
+            == [(r["bits"], r["draws"], r["probability"]) for r in want], (x, cli_text)
+        assert [o.flags.split("|") for o in got.outcomes] == [r["flags"] or ["none"] for r in want]
+        assert (got.mean, got.bias) == (want[0]["expected_value"], want[0]["bias"])
+        assert sum(o.draws for o in got.outcomes) == 2 ** sr_bits
+
+
+def test_stochastic_outcomes_by_hand_and_errors():
+    # 0.1 into E4M3 on 8 bits: 52 draws give 0x1c and 204 give 0x1d (tests/cli works it out).
+    d = fmtcheck.stochastic_outcomes("0.1", "e4m3", sr_bits=8)
+    assert [(o.bits, o.exact, o.draws) for o in d.outcomes] == [(0x1C, "0.09375", 52), (0x1D, "0.1015625", 204)]
+    assert d.mean == (52 * 12 + 204 * 13) / 128 / 256
+    with pytest.raises(ValueError, match="not stochastic"):
+        fmtcheck.stochastic_outcomes("0.1", "e4m3", round="rne", sr_bits=0)
+    with pytest.raises(ValueError, match="--sr-bits applies only to"):
+        fmtcheck.stochastic_outcomes("0.1", "e4m3", round="rne", sr_bits=8)
+    with pytest.raises(ValueError, match="division by zero"):
+        fmtcheck.stochastic_outcomes("1/0", "e4m3", sr_bits=8)

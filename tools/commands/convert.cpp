@@ -39,7 +39,7 @@ struct Converted {
   std::vector<Outcome> outcomes;
   // With the distribution, where every outcome is finite: the mean result
   // over all draws and its difference from the input.
-  std::optional<double> expected, bias;
+  std::optional<StochasticMean> mean;
 };
 
 // A bit pattern of --from FORMAT: hex (0x3c00) or decimal, within the container.
@@ -108,20 +108,12 @@ Converted convert_one(const std::string& text, const ConvertArgs& args, const Fo
     c.outcomes.push_back(measure(round_to_format(x, to, policy), *input, to));
     return c;
   }
-  std::vector<ExactValue> values;
-  std::vector<std::uint64_t> draws;
-  for (const StochasticOutcome& s : stochastic_outcomes(x, to, policy)) {
+  const std::vector<StochasticOutcome> outcomes = stochastic_outcomes(x, to, policy);
+  for (const StochasticOutcome& s : outcomes) {
     c.outcomes.push_back(measure(s.result, *input, to));
     c.outcomes.back().draws = s.draws;
-    values.push_back(ExactValue::from_bits(to, s.result.bits));
-    draws.push_back(s.draws);
   }
-  const auto finite = [](const ExactValue& v) { return v.kind() == ExactValue::Kind::finite; };
-  if (finite(*input) && std::all_of(values.begin(), values.end(), finite)) {
-    const ExactValue mean = ExactValue::weighted_mean(values, draws);
-    c.expected = mean.to_double();
-    c.bias = ExactValue::difference(mean, *input).to_double();
-  }
+  c.mean = stochastic_mean(outcomes, to, *input);
   return c;
 }
 
@@ -165,8 +157,8 @@ int run_convert(const ConvertArgs& args) {
           if (args.distribution) {
             j["draws"] = o.draws;
             j["probability"] = static_cast<double>(o.draws) / all_draws;
-            j["expected_value"] = opt(c.expected);
-            j["bias"] = opt(c.bias);
+            j["expected_value"] = c.mean ? nlohmann::ordered_json(c.mean->mean) : nlohmann::ordered_json();
+            j["bias"] = c.mean ? nlohmann::ordered_json(c.mean->bias) : nlohmann::ordered_json();
           }
           out.push_back(j);
         }
@@ -192,7 +184,7 @@ int run_convert(const ConvertArgs& args) {
       }
       if (args.distribution) {
         const std::string mean =
-            c.expected ? shortest(*c.expected) + ", bias " + shortest(*c.bias) : "n/a (an outcome is not finite)";
+            c.mean ? shortest(c.mean->mean) + ", bias " + shortest(c.mean->bias) : "n/a (an outcome is not finite)";
         means += c.input_value + ": mean over the draws " + mean + "\n";
       }
     }

@@ -49,4 +49,18 @@ std::vector<StochasticOutcome> stochastic_outcomes(const Unpacked& x, const Form
   return out;
 }
 
+std::optional<StochasticMean> stochastic_mean(const std::vector<StochasticOutcome>& outcomes, const Format& to,
+                                              const ExactValue& input) {
+  if (input.kind() != ExactValue::Kind::finite) return std::nullopt;
+  std::vector<ExactValue> values;
+  std::vector<std::uint64_t> draws;
+  for (const StochasticOutcome& o : outcomes) {
+    values.push_back(ExactValue::from_bits(to, o.result.bits));
+    if (values.back().kind() != ExactValue::Kind::finite) return std::nullopt;
+    draws.push_back(o.draws);
+  }
+  const ExactValue mean = ExactValue::weighted_mean(values, draws);
+  return StochasticMean{mean.to_double(), ExactValue::difference(mean, input).to_double()};
+}
+
 }  // namespace fmtcheck

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "fmtcheck/core/exact_value.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy.hpp"
 #include "fmtcheck/core/round_to_format.hpp"
@@ -26,5 +28,15 @@ struct StochasticOutcome {
 // the runs are found by bisection in O(outcomes x random_bit_count)
 // roundings. Throws std::invalid_argument for a deterministic mode.
 std::vector<StochasticOutcome> stochastic_outcomes(const Unpacked& x, const Format& to, const Policy& p);
+
+// The mean result over all the draws and its difference from the input,
+// computed exactly and then rounded to the nearest double; nullopt where
+// the input or an outcome is not finite (an overflow to infinity or NaN).
+struct StochasticMean {
+  double mean;
+  double bias;  // mean - input
+};
+std::optional<StochasticMean> stochastic_mean(const std::vector<StochasticOutcome>& outcomes, const Format& to,
+                                              const ExactValue& input);
 
 }  // namespace fmtcheck
