@@ -158,6 +158,24 @@ def test_stochastic_rounding_distribution(fmtcheck):
     assert rows[-1]["bits"] == "0x7f" and rows[-1]["expected_value"] is None
 
 
+def test_several_rounding_modes(fmtcheck):
+    # 0.1 lies 0.8 of the way from E4M3's 0x1c (0.09375) to 0x1d (0.1015625):
+    # nearest and upward take 0x1d, toward zero and downward 0x1c; -0.1
+    # mirrors it. A table per format and mode, formats outermost.
+    rows = convert_json(fmtcheck, "0.1", "-0.1", "--to", "e4m3,fp16", "--round", "rne,rtz,rup,rdn")
+    e4m3 = [(r["policy"].split(",")[0], r["input"], r["bits"]) for r in rows if r["format"] == "e4m3"]
+    assert e4m3 == [("rne", "0.1", "0x1d"), ("rne", "-0.1", "0x9d"), ("rtz", "0.1", "0x1c"), ("rtz", "-0.1", "0x9c"),
+                    ("rup", "0.1", "0x1d"), ("rup", "-0.1", "0x9c"), ("rdn", "0.1", "0x1c"), ("rdn", "-0.1", "0x9d")]
+    assert [r["format"] for r in rows] == ["e4m3"] * 8 + ["fp16"] * 8
+    # In a list --sr-bits is the stochastic modes' alone; alone it is refused
+    # for a deterministic mode, as everywhere else.
+    rows = convert_json(fmtcheck, "0.1", "--to", "e4m3", "--round", "rne,sr", "--sr-bits", "8")
+    assert [(r["bits"], r.get("draws")) for r in rows] == [("0x1d", None), ("0x1c", 52), ("0x1d", 204)]
+    assert_usage_error(fmtcheck("convert", "0.1", "--to", "e4m3", "--round", "rne", "--sr-bits", "8"), "--sr-bits")
+    assert_usage_error(fmtcheck("convert", "0.1", "--to", "e4m3", "--round", "rne,nearest"), "nearest")
+    assert_usage_error(fmtcheck("convert", "0.1", "--to", "e4m3", "--round", ","), "--round")
+
+
 @pytest.mark.parametrize("args,words", [
     (["1", "--to", "e4m3q"], ["e4m3q"]),                                  # unknown format
     (["1.2.3", "--to", "fp16"], ["1.2.3"]),                               # malformed number

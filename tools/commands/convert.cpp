@@ -21,9 +21,10 @@ struct ConvertArgs {
   std::string to;
   std::string from;
   PolicyOptions policy;
-  bool distribution = false;  // stochastic rounding without --sr-random: every outcome
+  bool draw_given = false;  // --sr-random; without it stochastic rounding shows every outcome
   bool json = false;
 };
+
 
 // One result of one value: the only one, or one outcome of stochastic rounding.
 struct Outcome {
@@ -40,6 +41,14 @@ struct Converted {
   // With the distribution, where every outcome is finite: the mean result
   // over all draws and its difference from the input.
   std::optional<StochasticMean> mean;
+};
+
+// One table: a format, a policy, and each value converted.
+struct ConvertTable {
+  Format to;
+  Policy policy;
+  bool distribution;  // stochastic rounding without a draw: every outcome
+  std::vector<Converted> rows;
 };
 
 // A bit pattern of --from FORMAT: hex (0x3c00) or decimal, within the container.
@@ -85,7 +94,8 @@ Outcome measure(const Conversion& result, const ExactValue& input, const Format&
   return o;
 }
 
-Converted convert_one(const std::string& text, const ConvertArgs& args, const Format& to, const Policy& policy) {
+Converted convert_one(const std::string& text, const ConvertArgs& args, const Format& to, const Policy& policy,
+                      bool distribution) {
   Converted c;
   c.input = text;
   std::optional<ExactValue> input;
@@ -104,7 +114,7 @@ Converted convert_one(const std::string& text, const ConvertArgs& args, const Fo
     c.input_value = input->kind() == ExactValue::Kind::finite ? to_exact_decimal(x) : text;
     if (x.sticky) c.input_value = text;  // not a binary fraction: the text is exact
   }
-  if (!args.distribution) {
+  if (!distribution) {
     c.outcomes.push_back(measure(round_to_format(x, to, policy), *input, to));
     return c;
   }
@@ -119,32 +129,63 @@ Converted convert_one(const std::string& text, const ConvertArgs& args, const Fo
 
 std::string number_or_na(const std::optional<double>& v) { return v ? shortest(*v) : "n/a"; }
 
+// One policy per --round entry (--round rne,rtz,sr: a table for each). In
+// a list, the deterministic modes leave --sr-bits and --sr-random to the
+// stochastic ones; alone, they refuse them as the other commands do.
+std::vector<Policy> policies_of(const PolicyOptions& options) {
+  std::vector<std::string> rounds;
+  for (std::size_t start = 0; start <= options.round.size();) {
+    const std::size_t comma = std::min(options.round.find(',', start), options.round.size());
+    if (comma > start) rounds.push_back(options.round.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (rounds.empty()) throw UsageError("bad --round '" + options.round + "': no rounding mode");
+  std::vector<Policy> out;
+  for (const std::string& round : rounds) {
+    PolicyOptions one = options;
+    one.round = round;
+    const auto mode = parse_rounding(round);
+    if (rounds.size() > 1 && mode && !is_stochastic(*mode)) {
+      one.sr_bits = 0;
+      one.sr_random = 0;
+    }
+    out.push_back(policy_from_text(one));
+  }
+  return out;
+}
+
 int run_convert(const ConvertArgs& args) {
-  const std::vector<Format> targets = format_list_from_string(args.to);
-  const Policy policy = policy_from_text(args.policy);
-  const double all_draws = std::ldexp(1.0, policy.random_bit_count);  // exact: at most 2^32
-  // Every value into every target before anything is printed: a bad value
+  // Every value in every table before anything is printed: a bad value
   // gives its one line and no partial output.
-  std::vector<std::vector<Converted>> converted(targets.size());
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    for (const std::string& text : args.values) converted[t].push_back(convert_one(text, args, targets[t], policy));
+  std::vector<ConvertTable> tables;
+  for (const Format& to : format_list_from_string(args.to)) {
+    for (const Policy& policy : policies_of(args.policy)) {
+      const bool distribution = is_stochastic(policy.rounding) && !args.draw_given;
+      ConvertTable& table = tables.emplace_back(ConvertTable{to, policy, distribution, {}});
+      for (const std::string& text : args.values) {
+        table.rows.push_back(convert_one(text, args, to, policy, table.distribution));
+      }
+    }
   }
 
+  // Probabilities are draws / 2^k, exact in a double for k <= 32.
+  const auto probability = [](const ConvertTable& t, const Outcome& o) {
+    return std::ldexp(static_cast<double>(o.draws), -t.policy.random_bit_count);
+  };
   if (args.json) {
     const auto opt = [](const std::optional<double>& v) {
       return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
     };
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (std::size_t t = 0; t < targets.size(); ++t) {
-      const Format& to = targets[t];
-      for (const Converted& c : converted[t]) {
+    for (const ConvertTable& t : tables) {
+      for (const Converted& c : t.rows) {
         for (const Outcome& o : c.outcomes) {
           nlohmann::ordered_json j;
           j["input"] = c.input;
           j["input_value"] = c.input_value;
-          j["format"] = to.name;
-          j["policy"] = describe(policy);
-          j["bits"] = to_hex(to, o.result.bits);
+          j["format"] = t.to.name;
+          j["policy"] = describe(t.policy);
+          j["bits"] = to_hex(t.to, o.result.bits);
           j["value"] = o.value;
           j["abs_error"] = opt(o.abs_error);
           j["rel_error"] = opt(o.rel_error);
@@ -154,9 +195,9 @@ int run_convert(const ConvertArgs& args) {
             if (o.result.flags.has(static_cast<Flag>(i))) flags.push_back(std::string(to_string(static_cast<Flag>(i))));
           }
           j["flags"] = flags;
-          if (args.distribution) {
+          if (t.distribution) {
             j["draws"] = o.draws;
-            j["probability"] = static_cast<double>(o.draws) / all_draws;
+            j["probability"] = probability(t, o);
             j["expected_value"] = c.mean ? nlohmann::ordered_json(c.mean->mean) : nlohmann::ordered_json();
             j["bias"] = c.mean ? nlohmann::ordered_json(c.mean->bias) : nlohmann::ordered_json();
           }
@@ -167,32 +208,31 @@ int run_convert(const ConvertArgs& args) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    const Format& to = targets[t];
+  for (const ConvertTable& t : tables) {
     std::vector<std::string> header = {"input", "bits", "value", "abs error", "rel error", "ulps", "flags"};
-    if (args.distribution) header.insert(header.begin() + 3, "probability");
+    if (t.distribution) header.insert(header.begin() + 3, "probability");
     Table table(header);
     std::string means;
-    for (const Converted& c : converted[t]) {
+    for (const Converted& c : t.rows) {
       for (std::size_t k = 0; k < c.outcomes.size(); ++k) {
         const Outcome& o = c.outcomes[k];
-        std::vector<std::string> row = {k == 0 ? c.input_value : "", to_hex(to, o.result.bits), o.value,
+        std::vector<std::string> row = {k == 0 ? c.input_value : "", to_hex(t.to, o.result.bits), o.value,
                                         number_or_na(o.abs_error), number_or_na(o.rel_error),
                                         number_or_na(o.ulp_error), describe(o.result.flags)};
-        if (args.distribution) row.insert(row.begin() + 3, shortest(static_cast<double>(o.draws) / all_draws));
+        if (t.distribution) row.insert(row.begin() + 3, shortest(probability(t, o)));
         table.add_row(row);
       }
-      if (args.distribution) {
+      if (t.distribution) {
         const std::string mean =
             c.mean ? shortest(c.mean->mean) + ", bias " + shortest(c.mean->bias) : "n/a (an outcome is not finite)";
         means += c.input_value + ": mean over the draws " + mean + "\n";
       }
     }
-    const std::string title = fmt::format("to {} ({}){}", to.name, describe(policy),
-                                          args.distribution ? fmt::format(": every outcome of the 2^{} draws",
-                                                                          policy.random_bit_count)
-                                                            : "");
-    std::printf("%s%s\n%s%s", t == 0 ? "" : "\n", title.c_str(), table.aligned().c_str(), means.c_str());
+    const std::string title =
+        fmt::format("to {} ({}){}", t.to.name, describe(t.policy),
+                    t.distribution ? fmt::format(": every outcome of the 2^{} draws", t.policy.random_bit_count) : "");
+    std::printf("%s%s\n%s%s", &t == &tables.front() ? "" : "\n", title.c_str(), table.aligned().c_str(),
+                means.c_str());
   }
   return 0;
 }
@@ -209,12 +249,13 @@ const bool registered = register_command({
           ->required();
       sub.add_option("--from", args->from, "read each VALUE as a bit pattern of this format");
       add_policy_options(sub, args->policy, true);
+      CLI::Option* round = sub.get_option("--round");
+      round->description(round->get_description() + "; several separated by commas (rne,rtz,sr), a table each");
       sub.add_flag("--json", args->json, "JSON output; with the distribution, draws, probability, expected_value "
                    "and bias per outcome");
       const CLI::Option* sr_random = sub.get_option("--sr-random");
       return std::function<int()>([=] {
-        // Stochastic rounding with no draw given: every outcome, exactly.
-        args->distribution = is_stochastic(policy_from_text(args->policy).rounding) && sr_random->count() == 0;
+        args->draw_given = sr_random->count() != 0;
         return run_convert(*args);
       });
     }});
