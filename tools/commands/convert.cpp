@@ -1,4 +1,6 @@
-// fmtcheck convert: one value at a time, with its exact error and flags.
+// fmtcheck convert: one value at a time, with its exact error and flags, a
+// table per format and rounding mode; under stochastic rounding without a
+// draw, every outcome with its probability and the mean over the draws.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,7 +26,6 @@ struct ConvertArgs {
   bool draw_given = false;  // --sr-random; without it stochastic rounding shows every outcome
   bool json = false;
 };
-
 
 // One result of one value: the only one, or one outcome of stochastic rounding.
 struct Outcome {
