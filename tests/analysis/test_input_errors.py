@@ -288,6 +288,15 @@ def test_trace_step_number_too_large(fmtcheck, tmp_path):
     assert_clean_failure(r, tmp_path, ["step_99999999999999999999.npy"], "does not fit in 64 bits")
 
 
+def test_trace_manifest_name_too_long(fmtcheck, tmp_path):
+    # A manifest entry longer than a file name may be (NAME_MAX, 255 bytes on
+    # Linux): the system refuses to look it up; found by fuzz-trace.
+    manifest = tmp_path / "trace.txt"
+    manifest.write_text("l" * 300 + "\n")
+    r = fmtcheck("scale", manifest, "--csv", tmp_path / "out.csv")
+    assert_clean_failure(r, tmp_path, ["trace.txt"], "File name too long")
+
+
 def write_mma_cases(folder, a=None, b=None, c=None, d=None):
     """One fp16 case of K = 8 in mma --check's layout: the operands as
     float32 hex words, C and D as 32-digit binary lines."""

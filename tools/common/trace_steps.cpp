@@ -56,9 +56,14 @@ std::vector<TraceStep> from_manifest(const fs::path& manifest) {
     TraceStep step{out.size(), {}};
     for (std::string word; words >> word;) {
       const fs::path p = fs::path(word).is_absolute() ? fs::path(word) : manifest.parent_path() / word;
-      if (!fs::is_regular_file(p)) {
+      // With an error code: a name the system refuses (longer than it
+      // allows) is an error of the manifest, not an exception.
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) {
         throw UsageError("trace " + manifest.string() + " line " + std::to_string(line_no) + ": step " +
-                         std::to_string(step.step) + " file '" + p.string() + "' does not exist");
+                         std::to_string(step.step) + " file '" + p.string() + "' " +
+                         (ec && ec != std::errc::no_such_file_or_directory ? "cannot be read: " + ec.message()
+                                                                            : "does not exist"));
       }
       step.files.push_back(p.string());
     }
