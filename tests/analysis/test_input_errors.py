@@ -311,11 +311,14 @@ def write_mma_cases(folder, a=None, b=None, c=None, d=None):
 
 @pytest.mark.parametrize("how,message", [
     ("truncated", "holds 8 values but"), ("malformed", "expected 8 base-16 digits, found '3f80zz00'"),
-    ("empty", "holds no cases"), ("lying", "holds 2 results for 1 cases"), ("file_not_folder", "is not a folder")])
+    ("empty", "holds no cases"), ("lying", "holds 2 results for 1 cases"), ("file_not_folder", "is not a folder"),
+    ("name_too_long", "is not a folder: File name too long")])
 def test_bad_mma_check_files(fmtcheck, tmp_path, how, message):
     files = {"truncated": {"b": "3f800000 " * 7}, "malformed": {"a": "3f80zz00 " + "3f800000 " * 7},
-             "empty": {"c": ""}, "lying": {"d": "0" * 32 + "\n" + "0" * 32 + "\n"}, "file_not_folder": {}}[how]
+             "empty": {"c": ""}, "lying": {"d": "0" * 32 + "\n" + "0" * 32 + "\n"}, "file_not_folder": {},
+             "name_too_long": {}}[how]
     write_mma_cases(tmp_path / "cases", **files)
-    target = tmp_path / "cases" / "fp16" / "a_x_fp16.txt" if how == "file_not_folder" else tmp_path / "cases"
+    target = {"file_not_folder": tmp_path / "cases" / "fp16" / "a_x_fp16.txt",
+              "name_too_long": tmp_path / ("c" * 300)}.get(how, tmp_path / "cases")
     r = fmtcheck("mma", "--check", target, "--model", "ampere")
     assert_clean_failure(r, tmp_path, [], message)

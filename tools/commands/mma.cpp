@@ -200,7 +200,12 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
     throw UsageError("bad --model '" + arch + "' for --check: expected an architecture (volta, turing, ampere, ada, "
                      "hopper, blackwell) or a preset (" + names + ")");
   }
-  if (!fs::is_directory(dir)) throw UsageError("--check '" + dir + "' is not a folder");
+  // With an error code: a name the system refuses (too long) is bad input too.
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    const bool refused = ec && ec != std::errc::no_such_file_or_directory;
+    throw UsageError("--check '" + dir + "' is not a folder" + (refused ? ": " + ec.message() : ""));
+  }
   std::vector<fs::path> folders;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.is_directory()) folders.push_back(entry.path());
