@@ -234,6 +234,10 @@ def test_unreadable_partial_trace_and_mma_files(fmtcheck, as_user):
     (cases / "a_x_fp16.txt").chmod(0)
     assert_clean_failure(run_as(prefix, "mma", "--check", folder / "mma", "--model", "ampere"), folder, ["a_x_fp16.txt"],
                          "cannot read")
+    # A case folder that cannot be listed: the command's own line, not a raw filesystem_error.
+    cases.chmod(0)
+    assert_clean_failure(run_as(prefix, "mma", "--check", folder / "mma", "--model", "ampere"), folder, ["fp16"],
+                         "cannot read the folder")
 
 
 @pytest.mark.parametrize("command", ["analyze", "analyze-partial", "merge", "scale"])

@@ -159,9 +159,18 @@ struct FolderFiles {
   std::map<std::string, std::string> d;  // output name -> file
 };
 
+// The entries of a folder of --check, or one line saying why it cannot be read.
+std::vector<fs::directory_entry> entries_of(const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::directory_entry> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) out.push_back(*it);
+  if (ec) throw UsageError("--check: cannot read the folder '" + dir.string() + "': " + ec.message());
+  return out;
+}
+
 FolderFiles find_files(const fs::path& dir) {
   FolderFiles f;
-  for (const auto& entry : fs::directory_iterator(dir)) {
+  for (const auto& entry : entries_of(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.size() < 6 || name.substr(name.size() - 4) != ".txt") continue;
     const std::string stem = name.substr(0, name.size() - 4);
@@ -207,8 +216,8 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
     throw UsageError("--check '" + dir + "' is not a folder" + (refused ? ": " + ec.message() : ""));
   }
   std::vector<fs::path> folders;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_directory()) folders.push_back(entry.path());
+  for (const auto& entry : entries_of(dir)) {
+    if (std::error_code ec; entry.is_directory(ec)) folders.push_back(entry.path());
   }
   std::sort(folders.begin(), folders.end());
   if (folders.empty()) throw UsageError("--check '" + dir + "' has no per-type subfolders");
