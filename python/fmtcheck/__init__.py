@@ -196,8 +196,8 @@ class Value(NamedTuple):
 def convert_value(x: Union[float, str], to: str, *, round: str = "rne", overflow: str = "nosat",
                   subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0,
                   sr_random: int = 0) -> Value:
-    """One value rounded once into `to`, as ``fmtcheck convert`` does: a float, or decimal text
-    such as "0.1" taken exactly (never through double). `sr_random` is the draw under sr."""
+    """One value rounded once into `to`, as ``fmtcheck convert`` does: a float, or text such as
+    "0.1" or "1/3" taken exactly (never through double). `sr_random` is the draw under sr."""
     bits, flags = _core.convert_value(x, to, **_policy(round, overflow, subnormals, tininess, nan, sr_bits),
                                       sr_random=sr_random)
     exact = _core.to_exact_decimal(to, bits)

@@ -107,7 +107,7 @@ void bind_convert(nb::module_& m) {
   m.def("decode_into", &decode_array, nb::arg("codes"), nb::arg("from_"), nb::arg("out"), nb::arg("threads") = 0,
         "Decodes codes of format `from_` into `out` (float32, or float64 for formats float32 cannot hold).");
   m.def("convert_value", &convert_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS, nb::arg("sr_random") = 0,
-        "One value (a float, or exact decimal text such as \"0.1\") rounded once into `to`: (bits, flags).");
+        "One value (a float, or text such as \"0.1\" or \"1/3\", taken exactly) rounded once into `to`: (bits, flags).");
   m.def("stochastic_outcomes", &stochastic_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS,
         "Every outcome of stochastic rounding one value into `to`: ([(bits, flags, draws)], mean, bias).");
   m.def("to_exact_decimal", [](const std::string& f, std::uint64_t bits) { return to_exact_decimal(format_from_string(f), bits); },

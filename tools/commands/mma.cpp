@@ -212,8 +212,8 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
   // With an error code: a name the system refuses (too long) is bad input too.
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    const bool refused = ec && ec != std::errc::no_such_file_or_directory;
-    throw UsageError("--check '" + dir + "' is not a folder" + (refused ? ": " + ec.message() : ""));
+    const std::string refused = lookup_refusal(ec);
+    throw UsageError("--check '" + dir + "' is not a folder" + (refused.empty() ? "" : ": " + refused));
   }
   std::vector<fs::path> folders;
   for (const auto& entry : entries_of(dir)) {

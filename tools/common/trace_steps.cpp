@@ -60,10 +60,10 @@ std::vector<TraceStep> from_manifest(const fs::path& manifest) {
       // allows) is an error of the manifest, not an exception.
       std::error_code ec;
       if (!fs::is_regular_file(p, ec)) {
+        const std::string refused = lookup_refusal(ec);
         throw UsageError("trace " + manifest.string() + " line " + std::to_string(line_no) + ": step " +
                          std::to_string(step.step) + " file '" + p.string() + "' " +
-                         (ec && ec != std::errc::no_such_file_or_directory ? "cannot be read: " + ec.message()
-                                                                            : "does not exist"));
+                         (refused.empty() ? "does not exist" : "cannot be read: " + refused));
       }
       step.files.push_back(p.string());
     }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
+#include <system_error>
 
 namespace fmtcheck::cli {
 
@@ -11,5 +13,12 @@ namespace fmtcheck::cli {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Why the system refused to look a path up (a name longer than it allows,
+// no permission), from the error code of a std::filesystem query; empty
+// when the path simply does not exist or there was no error.
+inline std::string lookup_refusal(const std::error_code& ec) {
+  return ec && ec != std::errc::no_such_file_or_directory ? ec.message() : std::string();
+}
 
 }  // namespace fmtcheck::cli
