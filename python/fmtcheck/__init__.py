@@ -332,14 +332,23 @@ class Analysis:
     best_pow2_scale, underflow_at_best_pow2_scale; with block=N also blocks and the range of
     block scales). ``histograms``: per tensor, the binade counts. ``blocks``: with blocks=True,
     one dict per MX block. ``table()``, ``histogram_table()`` and ``block_table()`` give pandas
-    DataFrames in the layout of the CLI's --csv, --histogram-csv and --block-csv.
+    DataFrames in the layout of the CLI's --csv, --histogram-csv and --block-csv; ``verdict()``
+    the closing verdict of ``fmtcheck analyze``.
     """
 
-    def __init__(self, raw: dict):
+    def __init__(self, raw: dict, formats: str):
         self.policy: str = raw["policy"]
         self.results: list = raw["results"]
         self.histograms: list = raw["histograms"]
         self.blocks: list = raw["blocks"]
+        self.formats: str = formats
+        self.scale: str = raw["scale"]  # as the verdict names it: "1", "auto", "block32:ocp"
+        self.outcomes: list = raw["outcomes"]  # per tensor and format, what the verdict counts
+
+    def verdict(self, width: int = 100) -> str:
+        """Per format, what overflows or underflows to zero over all the tensors and the power-of-two
+        scale that fixes it, or why none does: the text ``fmtcheck analyze`` ends with."""
+        return _core.verdict(self.outcomes, self.formats, self.scale, width)
 
     def measure(self, tensor: str, fmt: str, name: str) -> float:
         """One measure of one tensor under one format."""
@@ -379,9 +388,10 @@ def analyze(arrays: Any, formats: Formats = "fp16,bf16,e4m3,e5m2", *, scale: str
     in float32, float64 input measured exactly as float64.
     """
     named = _named(arrays, "tensor")
-    return Analysis(_core.analyze(named, _format_list(formats), scale=scale, block=block, scale_rule=scale_rule,
-                                  blocks=blocks, **_policy(round, overflow, subnormals, tininess, nan, sr_bits),
-                                  seed=seed, threads=threads))
+    formats = _format_list(formats)
+    return Analysis(_core.analyze(named, formats, scale=scale, block=block, scale_rule=scale_rule, blocks=blocks,
+                                  **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed,
+                                  threads=threads), formats)
 
 
 class ScalingReplay:

@@ -5,12 +5,16 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <array>
 #include <cmath>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "fmtcheck/analysis/report_text.hpp"
 #include "fmtcheck/analysis/scaling_replay.hpp"
 #include "fmtcheck/analysis/tensor_analysis.hpp"
+#include "fmtcheck/analysis/verdict.hpp"
+#include "fmtcheck/core/format.hpp"
 
 namespace fmtcheck::python {
 namespace {
@@ -28,6 +32,41 @@ struct NamedArrays {
   }
 };
 
+// A TensorOutcome as plain Python data, so that outcomes can be kept, merged and pickled (a
+// distributed run's ranks) without holding extension objects: (format, block_scaled, best exponent
+// or None, underflow at the best scale, the 14 counts and 4 error sums of ConversionStats).
+std::array<std::uint64_t ConversionStats::*, 14> stats_counts() {
+  return {&ConversionStats::values,    &ConversionStats::exact,         &ConversionStats::inexact,
+          &ConversionStats::overflow,  &ConversionStats::saturated,     &ConversionStats::underflow_to_zero,
+          &ConversionStats::subnormal, &ConversionStats::flushed,       &ConversionStats::nan_in,
+          &ConversionStats::inf_in,    &ConversionStats::nan_produced,  &ConversionStats::nonfinite_out,
+          &ConversionStats::error_count, &ConversionStats::rel_error_count};
+}
+std::array<double ConversionStats::*, 4> stats_sums() {
+  return {&ConversionStats::max_abs_error, &ConversionStats::max_rel_error, &ConversionStats::sum_rel_error,
+          &ConversionStats::sum_sq_rel_error};
+}
+
+nb::tuple outcome_tuple(const TensorOutcome& o) {
+  nb::list counts, sums;
+  for (const auto field : stats_counts()) counts.append(o.stats.*field);
+  for (const auto field : stats_sums()) sums.append(o.stats.*field);
+  return nb::make_tuple(o.format, o.block_scaled, o.best, o.underflow_at_best, nb::tuple(counts), nb::tuple(sums));
+}
+
+TensorOutcome outcome_from(const nb::handle& h) {
+  const auto t = nb::cast<nb::tuple>(h);
+  if (t.size() != 6) throw nb::type_error("an outcome is the 6-tuple fmtcheck.analyze returns");
+  TensorOutcome o{nb::cast<std::string>(t[0]), {}, nb::cast<bool>(t[1]), nb::cast<std::optional<int>>(t[2]),
+                  nb::cast<std::uint64_t>(t[3])};
+  const auto counts = nb::cast<nb::tuple>(t[4]);
+  const auto sums = nb::cast<nb::tuple>(t[5]);
+  if (counts.size() != 14 || sums.size() != 4) throw nb::type_error("an outcome holds 14 counts and 4 error sums");
+  for (std::size_t i = 0; i < 14; ++i) o.stats.*stats_counts()[i] = nb::cast<std::uint64_t>(counts[i]);
+  for (std::size_t i = 0; i < 4; ++i) o.stats.*stats_sums()[i] = nb::cast<double>(sums[i]);
+  return o;
+}
+
 nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::string& scale, int block,
                  const std::string& scale_rule, bool blocks, const std::string& round, const std::string& overflow,
                  const std::string& subnormals, const std::string& tininess, const std::string& nan, int sr_bits,
@@ -42,7 +81,7 @@ nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::s
     nb::gil_scoped_release unlocked;
     for (std::size_t i = 0; i < file->tensors().size(); ++i) analyses.push_back(analyze_tensor(*file, i, settings));
   }
-  nb::list results, histograms, block_rows;
+  nb::list results, histograms, block_rows, outcomes;
   for (std::size_t i = 0; i < analyses.size(); ++i) {
     const std::string& tensor = in.names[i];
     for (const FormatAnalysis& f : analyses[i].formats) {
@@ -54,6 +93,7 @@ nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::s
       for (const auto& [name, value] : f.measures) measures[name.c_str()] = value;
       r["measures"] = measures;
       results.append(r);
+      outcomes.append(outcome_tuple(TensorOutcome{f.format.name, f.stats, block > 0, f.best, f.underflow_at_best}));
       for (std::size_t b = 0; b < f.blocks.size(); ++b) {
         nb::dict row;
         row["tensor"] = tensor;
@@ -75,6 +115,8 @@ nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::s
   out["results"] = results;
   out["histograms"] = histograms;
   out["blocks"] = block_rows;
+  out["outcomes"] = outcomes;
+  out["scale"] = applied_scale(scale, block, scale_rule);
   return out;
 }
 
@@ -113,6 +155,17 @@ class Replay {
 }  // namespace
 
 void bind_analysis(nb::module_& m) {
+  m.def(
+      "verdict",
+      [](const nb::list& outcomes, const std::string& formats, const std::string& scale, std::size_t width) {
+        std::vector<TensorOutcome> list;
+        for (const nb::handle h : outcomes) list.push_back(outcome_from(h));
+        return verdict(list, format_list_from_string(formats), scale, width);
+      },
+      nb::arg("outcomes"), nb::arg("formats"), nb::arg("scale"), nb::arg("width") = 100,
+      "The closing verdict of `fmtcheck analyze` over the outcomes analyze returned, one paragraph per format.");
+  m.def("wrap", &wrap, nb::arg("lead"), nb::arg("text"), nb::arg("width") = 100,
+        "`lead` then `text` broken at spaces into lines of at most `width` columns, as the CLI wraps its reports.");
   nb::class_<NamedArrays>(m, "NamedArrays", "Arrays with names, as analyze and the replay read them in place.")
       .def(nb::init<std::vector<std::string>, std::vector<Array>, std::vector<std::optional<std::string>>>(),
            nb::arg("names"), nb::arg("arrays"), nb::arg("froms"));

@@ -20,7 +20,7 @@
 #include "common/record_output.hpp"
 #include "common/table.hpp"
 #include "common/tensor_options.hpp"
-#include "common/verdict.hpp"
+#include "fmtcheck/analysis/verdict.hpp"
 #include "common/version.hpp"
 #include "fmtcheck/analysis/tensor_analysis.hpp"
 
@@ -205,17 +205,7 @@ class Analyzer {
   std::vector<TensorBlocks> blocks_;
   std::string policy_text_, partial_;
 
-  // The scale the run applied, as --scale or --block gave it.
-  std::string scale_text() const {
-    if (args_.block > 0) return block_label();
-    return args_.scale == "none" ? "1" : args_.scale;
-  }
-  std::string block_label() const {
-    std::string s = "block";
-    s += std::to_string(args_.block);
-    s += ":";
-    return s += args_.scale_rule;
-  }
+  std::string scale_text() const { return applied_scale(args_.scale, args_.block, args_.scale_rule); }
 
   // The rows of results_[first, last): as many formats side by side as fit
   // beside tensor names of up to 40 characters (longer names are cut in the

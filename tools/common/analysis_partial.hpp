@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/verdict.hpp"
+#include "fmtcheck/analysis/verdict.hpp"
 #include "fmtcheck/analysis/analysis.hpp"
 
 namespace fmtcheck::cli {

@@ -6,7 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "fmtcheck/analysis/report_text.hpp"
+
 namespace fmtcheck::cli {
+
+// The library's report wording (the verdict uses it too), by the CLI's names.
+using fmtcheck::compact;
+using fmtcheck::share;
+using fmtcheck::wrap;
 
 class Table {
  public:
@@ -34,16 +41,6 @@ constexpr std::size_t terminal_width = 100;
 
 // Shortest decimal that reads back as the same double ("65504", "6.103515625e-05").
 std::string shortest(double v);
-// Whole numbers in full, others to four significant digits ("1234", "0.0001221"):
-// enough to read a table (the CSV keeps every digit).
-std::string compact(double v);
-// "12 (0.81%)": a count and its share of `of` values ("0", "3 (<0.01%)").
-std::string share(std::uint64_t n, std::uint64_t of);
-// `lead` then `text`, broken at spaces into lines of at most `width` columns
-// (a longer word gets a line of its own; runs of spaces inside a line stay),
-// the lines after the first indented as far as `lead` reaches; every line
-// ends in a newline.
-std::string wrap(const std::string& lead, const std::string& text, std::size_t width);
 // A name cut in the middle to at most `width` (>= 5) characters, so that its
 // start and its end (".weight", ".bias") stay readable.
 std::string elide(const std::string& name, std::size_t width);

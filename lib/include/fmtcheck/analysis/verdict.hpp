@@ -1,6 +1,7 @@
-// The closing verdict of `analyze`, one paragraph per format: what
-// overflows or underflows to zero, and the power-of-two scale that fixes it
-// (or why none does). The main job ends with it.
+// The closing verdict of `fmtcheck analyze` (and of Python's Analysis and
+// fmtcheck.torch's Recorder), one paragraph per format: what overflows or
+// underflows to zero, and the power-of-two scale that fixes it (or why none
+// does). The main job ends with it.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include "fmtcheck/analysis/analysis.hpp"
 #include "fmtcheck/core/format.hpp"
 
-namespace fmtcheck::cli {
+namespace fmtcheck {
 
 // One tensor converted to one format.
 struct TensorOutcome {
@@ -27,4 +28,8 @@ struct TensorOutcome {
 std::string verdict(const std::vector<TensorOutcome>& outcomes, const std::vector<Format>& formats,
                     const std::string& scale, std::size_t width);
 
-}  // namespace fmtcheck::cli
+// The scale a run applied, as the verdict names it: "1" for none, the
+// --scale text ("auto", "amax:1", "pow2:-3"), or "block32:ocp" with blocks.
+std::string applied_scale(const std::string& scale, int block, const std::string& scale_rule);
+
+}  // namespace fmtcheck

@@ -1,12 +1,12 @@
-#include "common/verdict.hpp"
+#include "fmtcheck/analysis/verdict.hpp"
 
 #include <algorithm>
 
-#include "common/table.hpp"
+#include "fmtcheck/analysis/report_text.hpp"
 
 // Sentences are built by appending to a std::string: g++ 12 flags
 // "literal" + std::string&& with a false -Wrestrict inside std::string.
-namespace fmtcheck::cli {
+namespace fmtcheck {
 namespace {
 
 std::string tensors(std::size_t n) {
@@ -112,4 +112,12 @@ std::string verdict(const std::vector<TensorOutcome>& outcomes, const std::vecto
   return out;
 }
 
-}  // namespace fmtcheck::cli
+std::string applied_scale(const std::string& scale, int block, const std::string& scale_rule) {
+  if (block <= 0) return scale == "none" ? "1" : scale;
+  std::string s = "block";
+  s += std::to_string(block);
+  s += ":";
+  return s += scale_rule;
+}
+
+}  // namespace fmtcheck
