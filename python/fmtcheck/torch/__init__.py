@@ -1,0 +1,26 @@
+"""fmtcheck inside PyTorch: what each format does to a model, and a training run watched as it goes.
+
+- ``analyze(obj, formats=...)``: an nn.Module's parameters and gradients, a state_dict, a dict of
+  tensors or a tensor, as fmtcheck.analyze measures arrays (the same Analysis and verdict).
+- ``Recorder(model, out_dir, scaler=...)``: a context manager that records a training run (weights,
+  gradients, activations per module; the real GradScaler's decisions) as a trace `fmtcheck scale`
+  and `fmtcheck analyze` read, and ends with the verdict per format.
+- ``TrainerCallback(out_dir)``: the Recorder inside Hugging Face ``Trainer.train()``.
+
+Imported only with torch installed (``pip install fmtcheck[torch]``). Bad input raises ``Error``.
+"""
+
+from .analyze import analyze
+from .errors import Error
+from .recorder import Recorder
+
+__all__ = ["Error", "Recorder", "TrainerCallback", "analyze"]
+
+
+def __getattr__(name: str):
+    # transformers is imported only when the callback is asked for.
+    if name == "TrainerCallback":
+        from .trainer_callback import TrainerCallback
+
+        return TrainerCallback
+    raise AttributeError(f"module 'fmtcheck.torch' has no attribute {name!r}")
