@@ -3,7 +3,8 @@
 # the Debian packages for building (and, for the test command's hardening
 # job, clang with libFuzzer and ccache), and a virtual environment (.venv) with
 # the Python oracles (numpy, ml_dtypes, gfloat), notebook tools, and what
-# builds the Python package (python3-dev, nanobind, scikit-build-core).
+# builds the Python package (python3-dev, nanobind, scikit-build-core), and
+# PyTorch with transformers for fmtcheck.torch's tests (about 5.4 GB).
 #   bash scripts/install-deps.sh [--no-python]
 # --no-python: the Debian packages for the library and CLI only (the main
 # job runs no Python).
@@ -33,9 +34,11 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-stamp=.venv/.requirements-installed
-if [ ! -f "$stamp" ] || ! cmp -s scripts/requirements.txt "$stamp"; then
-  echo "installing Python packages into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/requirements.txt
-  cp scripts/requirements.txt "$stamp"
-fi
+for requirements in requirements requirements-torch; do
+  stamp=.venv/.$requirements-installed
+  if [ ! -f "$stamp" ] || ! cmp -s scripts/$requirements.txt "$stamp"; then
+    echo "installing Python packages into .venv (scripts/$requirements.txt)"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/$requirements.txt
+    cp scripts/$requirements.txt "$stamp"
+  fi
+done
