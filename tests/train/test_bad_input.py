@@ -23,6 +23,8 @@ import pytest
     (["--gpu", "ampere", "--infer", "fp8-current"], ["ampere", "e4m3"]),
     (["--sr-bits", "0"], ["--sr-bits"]),
     (["--params", "-7e9"], ["--params"]),
+    (["--infer-tolerance", "-0.01"], ["--infer-tolerance"]),
+    (["--infer-tolerance", "inf"], ["--infer-tolerance"]),
 ])
 def test_bad_option(fmtcheck, digits, tmp_path, args, words):
     out = tmp_path / "steps.csv"

@@ -1,9 +1,11 @@
 // fmtcheck train: mixed-precision training emulated bit-exactly on the CPU,
 // recipe against recipe. Each recipe trains the same model from the same
 // initial weights on the same batches; the matmuls run on the tensor-core
-// model of --gpu. Per-step CSV, JSON summary, tables at the end: training
-// (with the updates pure low-precision weights lost), inference of the
-// trained weights in other precisions, and memory per recipe.
+// model of --gpu. Per-step CSV, JSON summary, tables at the end, each within
+// the terminal's 100 columns: training (with the updates pure low-precision
+// weights lost) and what the casts did, memory per recipe, and last the
+// trained weights' loss in other precisions with the verdict on which infer
+// in which precision without loss.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +36,7 @@ struct TrainArgs {
   train::TrainConfig config;
   std::string infer;
   bool infer_given = false;  // else: those of fp32, tf32, bf16, fp16, fp8-current that --gpu runs
+  double infer_tolerance = 0.01;  // relative rise of the held-out loss that still counts as no loss
   double params = 0;  // also tabulate memory for a model this size
   std::string csv, json;
 };
@@ -255,54 +258,127 @@ void write_json(const std::string& path, const TrainArgs& a, const std::vector<R
   file.commit();
 }
 
-void print_table(const std::vector<RecipeRun>& runs) {
-  Table table({"recipe", "late loss", "eval loss", "accuracy", "skipped", "final scale", "to zero", "overflow",
-               "saturated", "lost updates", "seconds"});
-  char buf[64];
-  for (const RecipeRun& r : runs) {
-    std::uint64_t skipped = 0;
-    for (const StepRecord& s : r.steps) skipped += s.skipped ? 1 : 0;
-    auto fixed = [&](const char* fmt, double v) { return (std::snprintf(buf, sizeof buf, fmt, v), std::string(buf)); };
-    table.add_row({r.recipe.name, fixed("%.4f", late_loss(r)), fixed("%.4f", r.eval.loss),
-                   fixed("%.1f%%", 100.0 * r.eval.accuracy), std::to_string(skipped), shortest(r.final_scale),
-                   std::to_string(total(r, Flag::tiny_to_zero)), std::to_string(total(r, Flag::overflow)),
-                   std::to_string(total(r, Flag::saturated)), fixed("%.1f%%", 100.0 * lost(r).fraction()),
-                   fixed("%.2f", r.seconds)});
-  }
-  std::printf("%s", table.aligned().c_str());
-}
-
-std::string signed_fixed(const char* fmt, double v) {
+// printf of one number, as a string.
+std::string fixed(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
 
-// Each trained recipe's weights evaluated under each --infer recipe.
-void print_inference(const std::vector<RecipeRun>& runs) {
-  std::vector<std::string> headers = {"trained \\ inferred"};
-  for (const auto& [name, e] : runs.front().inference) headers.push_back(name);
-  Table table(headers);
+// Training per recipe in two tables, each narrow enough for the terminal even
+// with the longest recipe names: what the loss did, then what the casts did.
+void print_training(const std::vector<RecipeRun>& runs) {
+  Table loss({"recipe", "late loss", "eval loss", "accuracy", "lost updates", "seconds"});
+  Table casts({"recipe", "to zero", "overflow", "saturated", "skipped", "final scale"});
   for (const RecipeRun& r : runs) {
-    std::vector<std::string> row = {r.recipe.name};
-    for (const auto& [name, e] : r.inference) {
-      row.push_back(signed_fixed("%.4f", e.loss) + " (" + signed_fixed("%+.4f", e.loss - r.eval.loss) + ", " +
-                    signed_fixed("%+.1f%%", 100.0 * (e.accuracy - r.eval.accuracy)) + ")");
-    }
-    table.add_row(std::move(row));
+    std::uint64_t skipped = 0;
+    for (const StepRecord& s : r.steps) skipped += s.skipped ? 1 : 0;
+    loss.add_row({r.recipe.name, fixed("%.4f", late_loss(r)), fixed("%.4f", r.eval.loss),
+                  fixed("%.1f%%", 100.0 * r.eval.accuracy), fixed("%.1f%%", 100.0 * lost(r).fraction()),
+                  fixed("%.2f", r.seconds)});
+    casts.add_row({r.recipe.name, std::to_string(total(r, Flag::tiny_to_zero)), std::to_string(total(r, Flag::overflow)),
+                   std::to_string(total(r, Flag::saturated)), std::to_string(skipped), shortest(r.final_scale)});
   }
-  std::printf("\ninference in another precision: held-out loss (its change from the float32 evaluation, accuracy's change)\n%s",
-              table.aligned().c_str());
+  std::printf("%s\ncasts and loss scaling: values cast to zero, overflowed (saturated: clamped to the maximum)\n%s",
+              loss.aligned().c_str(), casts.aligned().c_str());
+}
+
+// "a", "a and b", "a, b and c".
+std::string spoken_list(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  }
+  return s;
+}
+
+// Whether weights lose nothing when served under another recipe: held-out
+// accuracy no lower and loss at most `tolerance` (relative) higher than the
+// float32 evaluation. A NaN or infinite loss loses.
+bool infers_without_loss(const train::Evaluation& inferred, const train::Evaluation& float32, double tolerance) {
+  const double rise = static_cast<double>(inferred.loss) - static_cast<double>(float32.loss);
+  return inferred.accuracy >= float32.accuracy && rise <= tolerance * std::abs(static_cast<double>(float32.loss));
+}
+
+// Each trained recipe's weights under each --infer recipe: the held-out losses
+// (as many columns to a table as fit the terminal), the changes beyond the
+// tolerance, and which weights infer in which precision without loss.
+void print_inference(const std::vector<RecipeRun>& runs, double tolerance) {
+  const std::size_t inferred = runs.front().inference.size();
+  const std::string corner = "trained \\ inferred";
+  std::size_t name_width = corner.size();
+  for (const RecipeRun& r : runs) name_width = std::max(name_width, r.recipe.name.size());
+  std::printf("\ninference in another precision: held-out loss of each recipe's weights under each recipe's casts\n");
+  for (std::size_t first = 0; first < inferred;) {
+    // Columns are at least as wide as "0.3497" and two spaces apart.
+    std::size_t last = first, width = name_width;
+    while (last < inferred) {
+      const std::size_t column = 2 + std::max<std::size_t>(6, runs.front().inference[last].first.size());
+      if (last > first && width + column > terminal_width) break;
+      width += column;
+      ++last;
+    }
+    std::vector<std::string> headers = {corner};
+    for (std::size_t i = first; i < last; ++i) headers.push_back(runs.front().inference[i].first);
+    Table table(headers);
+    for (const RecipeRun& r : runs) {
+      std::vector<std::string> row = {r.recipe.name};
+      for (std::size_t i = first; i < last; ++i) row.push_back(fixed("%.4f", r.inference[i].second.loss));
+      table.add_row(std::move(row));
+    }
+    std::printf("%s", table.aligned().c_str());
+    first = last;
+  }
+
+  const std::string bound = shortest(100 * tolerance) + "%";
+  std::vector<std::string> changes;
+  for (const RecipeRun& r : runs) {
+    for (const auto& [name, e] : r.inference) {
+      if (infers_without_loss(e, r.eval, tolerance)) continue;
+      const double rise = static_cast<double>(e.loss) - static_cast<double>(r.eval.loss);
+      std::string change = "  " + r.recipe.name + " weights in " + name + ": loss " + fixed("%+.4f", rise) + " (" +
+                           fixed("%+.2f%%", 100.0 * rise / static_cast<double>(r.eval.loss)) + ")";
+      if (e.accuracy != r.eval.accuracy) change += ", accuracy " + fixed("%+.1f%%", 100.0 * (e.accuracy - r.eval.accuracy));
+      changes.push_back(change + "\n");
+    }
+  }
+  if (!changes.empty()) {
+    std::printf("changes from the float32 evaluation beyond %s more loss or any lost accuracy:\n", bound.c_str());
+    for (const std::string& c : changes) std::printf("%s", c.c_str());
+  }
+
+  // Inferred recipes that the same trained recipes pass, together: one clause each.
+  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> groups;  // (trained, inferred)
+  for (std::size_t i = 0; i < inferred; ++i) {
+    std::vector<std::string> passing;
+    for (const RecipeRun& r : runs) {
+      if (infers_without_loss(r.inference[i].second, r.eval, tolerance)) passing.push_back(r.recipe.name);
+    }
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == passing; });
+    if (same == groups.end()) same = groups.insert(groups.end(), {passing, {}});
+    same->second.push_back(runs.front().inference[i].first);
+  }
+  std::string clauses;
+  for (const auto& [trained, precisions] : groups) {
+    const std::string whose = trained.size() == runs.size() ? "every recipe's weights"
+                              : trained.empty()            ? "no recipe's weights"
+                                                           : "those of " + spoken_list(trained);
+    clauses += (clauses.empty() ? "" : "; ") + whose + " in " + spoken_list(precisions);
+  }
+  std::printf("%s", wrap("", "Inference without loss (accuracy no lower, held-out loss at most " + bound +
+                                 " higher; --infer-tolerance): " + clauses + ".",
+                         terminal_width)
+                        .c_str());
 }
 
 // Bytes in the largest binary unit that leaves at least 1 (0 as 0).
 std::string binary_size(double bytes) {
   if (bytes == 0) return "0";
-  if (bytes < 1024) return signed_fixed("%.0f B", bytes);
+  if (bytes < 1024) return fixed("%.0f B", bytes);
   const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   for (bytes /= 1024; bytes >= 1024 && u < 3; bytes /= 1024) ++u;
-  return signed_fixed("%.1f ", bytes) + units[u];
+  return fixed("%.1f ", bytes) + units[u];
 }
 
 void print_memory(const std::string& title, const std::vector<RecipeRun>& runs, const TrainArgs& a, double params) {
@@ -331,6 +407,9 @@ int run_train(TrainArgs& a) {
     }
   }
   if (!(a.params >= 0) || !std::isfinite(a.params)) throw UsageError("--params must be a number of parameters >= 0");
+  if (!(a.infer_tolerance >= 0) || !std::isfinite(a.infer_tolerance)) {
+    throw UsageError("--infer-tolerance must be a fraction >= 0 (0.01: the loss may rise by 1%)");
+  }
   if (a.config.recipe.sr_bits < 1 || a.config.recipe.sr_bits > 32) throw UsageError("--sr-bits must be 1 to 32");
   if (a.steps == 0) throw UsageError("--steps must be at least 1");
   if (a.config.batch == 0) throw UsageError("--batch must be at least 1");
@@ -380,15 +459,21 @@ int run_train(TrainArgs& a) {
   }
   if (!a.csv.empty()) write_csv(a.csv, runs);
   if (!a.json.empty()) write_json(a.json, a, runs);
-  std::printf("%s on %s, %zu steps of batch %zu, %s (lr %g), tensor cores: %s\n", a.model.c_str(), a.data.c_str(),
-              a.steps, a.config.batch, a.optimizer.c_str(), static_cast<double>(a.config.optimizer.lr), model->name.c_str());
-  print_table(runs);
-  if (!inferred.empty()) print_inference(runs);
+  char lr[32];
+  std::snprintf(lr, sizeof lr, "%g", static_cast<double>(a.config.optimizer.lr));
+  std::printf("%s", wrap("", a.model + " on " + a.data + ", " + std::to_string(a.steps) + " steps of batch " +
+                                 std::to_string(a.config.batch) + ", " + a.optimizer + " (lr " + lr +
+                                 "), tensor cores: " + model->name,
+                         terminal_width)
+                        .c_str());
+  print_training(runs);
   print_memory("memory of the emulated model (batch " + std::to_string(a.config.batch) + ")", runs, a, 0);
   if (a.params > 0) {
     print_memory("memory at --params " + shortest(a.params) + " (activations depend on batch, sequence and architecture)",
                  runs, a, a.params);
   }
+  // Last, so that the output ends with what the run means for serving the weights.
+  if (!inferred.empty()) print_inference(runs, a.infer_tolerance);
   return 0;
 }
 
@@ -408,6 +493,9 @@ const bool registered = register_command({
           "--infer", a->infer,
           "evaluate the trained weights under these recipes' casts too (empty: none; default: those of fp32, tf32, "
           "bf16, fp16, fp8-current that --gpu runs)");
+      sub.add_option("--infer-tolerance", a->infer_tolerance,
+                     "--infer: the relative rise of the held-out loss that still counts as inference without loss")
+          ->capture_default_str();
       sub.add_option("--params", a->params, "also tabulate the memory of a model with this many parameters (7e9)");
       sub.add_option("--sr-bits", a->config.recipe.sr_bits, "-sr recipes: random bits per stochastic rounding")
           ->capture_default_str();
