@@ -49,7 +49,6 @@ def test_malformed_data(fmtcheck, tmp_path, content, words):
 
 def test_missing_data(fmtcheck, tmp_path):
     check(fmtcheck("train", "--data", tmp_path / "none.csv.gz"), ["cannot read"])
-    check(fmtcheck("train"), ["--data"])
 
 
 def check(r, words):

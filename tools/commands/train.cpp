@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/bundled_data.hpp"
 #include "common/command.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
@@ -426,9 +427,7 @@ int run_train(TrainArgs& a) {
   if (!(a.config.recipe.scaler.init_scale > 0) || !std::isfinite(a.config.recipe.scaler.init_scale)) {
     throw UsageError("--init-scale must be a positive finite number");
   }
-  if (a.data.empty()) {
-    throw UsageError("--data is required: data/digits/digits.csv.gz (mlp) or data/sort/sort.csv.gz (transformer)");
-  }
+  if (a.data.empty()) a.data = bundled_data(a.model == "mlp" ? "digits/digits.csv.gz" : "sort/sort.csv.gz", "--data");
   std::optional<Task> task;
   try {
     task.emplace(a.model, a.data);
@@ -482,7 +481,8 @@ const bool registered = register_command({
     [](CLI::App& sub) {
       auto a = std::make_shared<TrainArgs>();
       sub.add_option("--data", a->data,
-                     "the model's data, gzip or plain: data/digits/digits.csv.gz (mlp), data/sort/sort.csv.gz (transformer)");
+                     "the model's data, gzip or plain (default: the bundled data/digits/digits.csv.gz for mlp, "
+                     "data/sort/sort.csv.gz for transformer, found beside the executable)");
       sub.add_option("--model", a->model, "mlp (64-32-10 ReLU on the digits) or transformer (one block, sorting tokens)")
           ->capture_default_str();
       sub.add_option("--recipe", a->recipes,

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <optional>
 
+#include "common/bundled_data.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
 #include "common/table.hpp"
@@ -65,10 +66,10 @@ int run_train(TrainArgs& a) {
   }
   const train::Recipe recipe = *found;
   const Format half = *recipe.forward;
-  if (a.data.empty()) throw UsageError("--data is required (digits CSV; see docs/hardware.md)");
+  const std::string data_path = a.data.empty() ? bundled_data("digits/digits.csv.gz", "--data") : a.data;
   train::DigitsSplit data;
   try {
-    data = train::split_digits(train::read_digits(a.data));
+    data = train::split_digits(train::read_digits(data_path));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -143,7 +144,7 @@ const bool registered = register_hw_command({
       sub.add_option("--sr-bits", a->config.recipe.sr_bits, "-sr recipes: random bits per stochastic rounding")
           ->capture_default_str();
       sub.add_option("--sr-seed", a->config.recipe.sr_seed, "-sr recipes: seed of the random stream")->capture_default_str();
-      sub.add_option("--data", a->data, "digits CSV, gzip or plain (data/digits/digits.csv.gz)");
+      sub.add_option("--data", a->data, "digits CSV, gzip or plain (default: the bundled data/digits/digits.csv.gz, found beside the executable)");
       sub.add_option("--batch", a->config.batch, "images per step")->capture_default_str();
       sub.add_option("--lr", a->config.optimizer.lr, "SGD learning rate")->capture_default_str();
       sub.add_option("--momentum", a->config.optimizer.momentum, "SGD momentum")->capture_default_str();
