@@ -283,6 +283,7 @@ class Recorder:
         whole = self.analysis()
         if whole is None:
             return text + "nothing was recorded: no step ended inside the Recorder\n"
+        text += self.worst_tensors(width=width)
         text += f"verdict over the recorded tensors ({whole.policy}):\n" + whole.verdict(width)
         if self.scaler_rows and self.every == 1 and "grad" in self.record:
             s = scaler_state.settings_of(self.scaler) if self.scaler else {}
@@ -291,6 +292,38 @@ class Recorder:
                        f"--growth-interval {s.get('growth_interval', 2000)}")
             text += wrap("replay torch's decisions: ", command, width)
         return text
+
+    def worst_tensors(self, count: int = 8, width: int = 100) -> str:
+        """The tensors that lose most values over the recorded steps (overflow or saturation plus
+        underflow to zero, as a share of their values, in the format where it is largest): a table of
+        their overflow / underflow shares per format, fitted to `width` columns."""
+        totals: Dict[str, Dict[str, List[int]]] = {}
+        for r in self.summary:
+            t = totals.setdefault(r["tensor"], {}).setdefault(r["format"], [0, 0, 0])
+            t[0] += int(r["values"])
+            t[1] += int(r["overflow"] + r["saturated"])
+            t[2] += int(r["underflow_to_zero"])
+        lost = {name: max((o + u) / max(n, 1) for n, o, u in fmts.values()) for name, fmts in totals.items()}
+        worst = [name for name in sorted(lost, key=lambda n: -lost[n]) if lost[name] > 0][:count]
+        if not worst:
+            return ""
+        formats = list(totals[worst[0]])
+
+        def pct(k, n):
+            return "0" if k == 0 else f"{100 * k / n:.2g}%"
+
+        cells = [[name] + [f"{pct(o, n)} / {pct(u, n)}" for n, o, u in (totals[name][f] for f in formats)]
+                 for name in worst]
+        widths = [max(len(c[i]) for c in cells + [["tensor"] + formats]) for i in range(len(formats) + 1)]
+        room = width - sum(widths[1:]) - 2 * len(formats)
+        if widths[0] > room:  # long module paths: cut in the middle, keeping the role
+            widths[0] = max(room, 16)
+            for c in cells:
+                c[0] = c[0] if len(c[0]) <= widths[0] else c[0][:(widths[0] - 3) // 2] + "..." + \
+                    c[0][len(c[0]) - (widths[0] - 3 - (widths[0] - 3) // 2):]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [["tensor"] + formats] + cells]
+        head = f"the tensors that lose most values (overflow / underflow to zero, over {len(self.recorded_steps)} steps):"
+        return head + "\n" + "\n".join(lines) + "\n"
 
     def _write_summary(self, text: str) -> None:
         write_text(self.out_dir / "verdict.txt", text)
