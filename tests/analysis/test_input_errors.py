@@ -301,26 +301,39 @@ def test_trace_manifest_name_too_long(fmtcheck, tmp_path):
     assert_clean_failure(r, tmp_path, ["trace.txt"], "File name too long")
 
 
-def write_mma_cases(folder, a=None, b=None, c=None, d=None):
+def write_mma_cases(folder, a=None, b=None, c=None, d=None, instruction=None):
     """One fp16 case of K = 8 in mma --check's layout: the operands as
-    float32 hex words, C and D as 32-digit binary lines."""
+    float32 hex words, C and D as 32-digit binary lines; with `instruction`,
+    the folder's instruction.txt."""
     one = "3f800000 " * 8 + "\n"
     zero = "0" * 32 + "\n"
     cases = folder / "fp16"
     cases.mkdir(parents=True)
     for name, text in [("a_x_fp16.txt", a), ("b_x_fp16.txt", b), ("c_x_fp32.txt", c), ("d_x_fp32.txt", d)]:
         (cases / name).write_text(text if text is not None else one if name[0] in "ab" else zero)
+    if instruction is not None:
+        (cases / "instruction.txt").write_text(instruction)
     return cases
 
 
 @pytest.mark.parametrize("how,message", [
     ("truncated", "holds 8 values but"), ("malformed", "expected 8 base-16 digits, found '3f80zz00'"),
     ("empty", "holds no cases"), ("lying", "holds 2 results for 1 cases"), ("file_not_folder", "is not a folder"),
-    ("name_too_long", "is not a folder: File name too long")])
+    ("name_too_long", "is not a folder: File name too long"),
+    ("instruction_unknown", "d_x_fp32.txt names 'hmma.m8n8k4', an instruction fmtcheck has no model of"),
+    ("instruction_malformed", "line 2: expected a D file and its instruction"),
+    ("instruction_twice", "line 2: names d_x_fp32.txt twice"),
+    ("instruction_no_such_d", "names d_y_fp32.txt, which is not in the folder"),
+    ("instruction_mismatch", "d_x_fp32.txt was computed by wgmma, which ampere does not have: use --model hopper")])
 def test_bad_mma_check_files(fmtcheck, tmp_path, how, message):
+    mma = "d_x_fp32.txt mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32\n"
     files = {"truncated": {"b": "3f800000 " * 7}, "malformed": {"a": "3f80zz00 " + "3f800000 " * 7},
              "empty": {"c": ""}, "lying": {"d": "0" * 32 + "\n" + "0" * 32 + "\n"}, "file_not_folder": {},
-             "name_too_long": {}}[how]
+             "name_too_long": {}, "instruction_unknown": {"instruction": "# comment\nd_x_fp32.txt hmma.m8n8k4\n"},
+             "instruction_malformed": {"instruction": "# comment\nd_x_fp32.txt\n"},
+             "instruction_twice": {"instruction": mma + mma},
+             "instruction_no_such_d": {"instruction": mma.replace("d_x", "d_y")},
+             "instruction_mismatch": {"instruction": "d_x_fp32.txt wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16\n"}}[how]
     write_mma_cases(tmp_path / "cases", **files)
     target = {"file_not_folder": tmp_path / "cases" / "fp16" / "a_x_fp16.txt",
               "name_too_long": tmp_path / ("c" * 300)}.get(how, tmp_path / "cases")

@@ -1,5 +1,6 @@
 // The tensor-core data files `fmtcheck mma --check` reads: hex operand words
-// (first byte even) or 32-digit binary lines (odd). Bad text must give UsageError.
+// (first byte even) or 32-digit binary lines (odd); every input is also read
+// as a folder's instruction file. Bad text must give UsageError.
 #include "common/tensor_core_files.hpp"
 #include "common/usage_error.hpp"
 #include "fuzz_input.hpp"
@@ -14,6 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
       (void)cli::read_binary_lines(file.path());
     }
+  } catch (const cli::UsageError&) {
+  }
+  try {
+    (void)cli::read_instruction_file(file.path());
   } catch (const cli::UsageError&) {
   }
   return 0;

@@ -113,6 +113,8 @@ put("trace", "folder", "\x01" + "\n".join(["step_0000.safetensors", "step_0001.s
 for kind, sub, name in [("\x00", "fp16", "a_A100_fp16.txt"), ("\x01", "fp16", "c_A100_fp32.txt")]:
     lines = (shared / "A100" / sub / name).read_text().splitlines()[:6]
     put("mma_files", name, kind + "\n".join(lines) + "\n")
+put("mma_files", "instruction.txt",
+    "\x02" + (root / "docs/hardware/NVIDIA-H100-80GB-HBM3/cases/wgmma-fp32/e4m3/instruction.txt").read_text())
 
 with tempfile.TemporaryDirectory() as tmp:
     tmp = pathlib.Path(tmp)

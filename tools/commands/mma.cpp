@@ -138,25 +138,114 @@ int run_model(const RunOptions& o) {
 
 // ---- fmtcheck mma --check DIR --model ARCH -----------------------------------
 
-// How the published data was measured for one input type and output: which
-// preset reproduces it, and whether C took part.
+// The NVIDIA instruction families whose arithmetic the presets model. wmma
+// runs mma.sync's arithmetic (the presets say "mma.sync/wmma").
+enum class Family { mma_sync, wgmma, tcgen05 };
+
+std::string family_name(Family f) {
+  switch (f) {
+    case Family::mma_sync: return "mma.sync";
+    case Family::wgmma: return "wgmma";
+    case Family::tcgen05: return "tcgen05.mma";
+  }
+  return "";
+}
+
+// The family of a PTX mnemonic as `hw mma --cases` records it
+// ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3").
+std::optional<Family> family_of(std::string_view mnemonic) {
+  if (mnemonic.starts_with("mma.") || mnemonic.starts_with("wmma.")) return Family::mma_sync;
+  if (mnemonic.starts_with("wgmma.")) return Family::wgmma;
+  if (mnemonic.starts_with("tcgen05.")) return Family::tcgen05;
+  return std::nullopt;
+}
+
+// Each NVIDIA preset with the architecture and the instruction family it
+// models: --check takes an architecture to the preset of the data's family,
+// and checks that a preset it is given models that family.
+struct PresetFamily {
+  std::string_view preset, architecture;
+  Family family;
+};
+constexpr PresetFamily preset_families[] = {
+    {"volta", "volta", Family::mma_sync},         {"turing", "turing", Family::mma_sync},
+    {"ampere", "ampere", Family::mma_sync},       {"ada", "ada", Family::mma_sync},
+    {"hopper", "hopper", Family::mma_sync},       {"hopper-wgmma", "hopper", Family::wgmma},
+    {"blackwell", "blackwell", Family::mma_sync}, {"blackwell-tcgen05", "blackwell", Family::tcgen05},
+    {"blackwell-rtx", "blackwell-rtx", Family::mma_sync}};
+// The names --check takes as an architecture of the published data.
+constexpr std::string_view architectures[] = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
+
+const PresetFamily* preset_named(std::string_view preset) {
+  for (const PresetFamily& p : preset_families) {
+    if (p.preset == preset) return &p;
+  }
+  return nullptr;
+}
+
+const PresetFamily* preset_for(std::string_view architecture, Family family) {
+  for (const PresetFamily& p : preset_families) {
+    if (p.architecture == architecture && p.family == family) return &p;
+  }
+  return nullptr;
+}
+
+// How one D file is replayed: the preset, and whether C took part.
 struct Instruction {
   std::string model;    // preset name
-  bool zero_c = false;  // wgmma runs were made with a zero accumulator
+  bool zero_c = false;  // the published wgmma runs were made with a zero accumulator
 };
 
-// The instruction the data's README names per GPU, input type and output:
-// the architecture's preset (mma.sync and wmma), except H100's FP8 files
-// with fp32 output, which wgmma measured with a zero accumulator.
-Instruction instruction_for(const std::string& arch, const Format& input, const Format& out) {
+// What the published data was measured with, where no instruction file
+// says (its README, per GPU, input type and output): the architecture's
+// mma.sync (and wmma), except H100's FP8 files with fp32 output, which wgmma
+// measured with a zero accumulator.
+Instruction published_instruction(std::string_view arch, const Format& input, const Format& out) {
   const bool fp8 = input == formats::e4m3 || input == formats::e5m2;
-  if (arch == "hopper" && fp8 && out == formats::fp32) return {"hopper-wgmma", true};
-  return {arch, false};
+  const bool wgmma = arch == "hopper" && fp8 && out == formats::fp32;
+  return {std::string(preset_for(arch, wgmma ? Family::wgmma : Family::mma_sync)->preset), wgmma};
+}
+
+// The instruction for one D file (`where` names it in errors). --preset: --model for every file, whatever
+// the data says (to compare one instruction's model with another's data).
+// Otherwise, where the folder's instruction file names the instruction, an
+// architecture picks its preset of it, and a preset must model it: a
+// mismatch is bad input, not a FAIL. Where no file says (the published data,
+// older hardware runs), an architecture picks by published_instruction and
+// a preset runs every file, as before instruction files existed.
+Instruction instruction_for_check(const std::string& model, bool preset, const Format& input, const Format& out,
+                                  const std::optional<std::string>& mnemonic, const std::string& where) {
+  const bool is_arch = std::find(std::begin(architectures), std::end(architectures), model) != std::end(architectures);
+  if (preset || (!mnemonic && !is_arch)) return {model, false};
+  if (!mnemonic) return published_instruction(model, input, out);
+  const std::optional<Family> family = family_of(*mnemonic);
+  if (!family) {
+    throw UsageError(where + " names '" + *mnemonic + "', an instruction fmtcheck has no model of (mma.sync, wmma, "
+                     "wgmma, tcgen05.mma)");
+  }
+  const std::string measured = where + " was computed by " + family_name(*family);
+  if (is_arch) {
+    if (const PresetFamily* p = preset_for(model, *family)) return {std::string(p->preset), false};
+    std::string having;
+    for (const std::string_view a : architectures) {
+      if (preset_for(a, *family)) having += (having.empty() ? "" : " or ") + std::string(a);
+    }
+    throw UsageError(measured + ", which " + model + " does not have: use --model " + having);
+  }
+  const PresetFamily* given = preset_named(model);
+  if (given != nullptr && given->family != *family) {
+    const PresetFamily* right = preset_for(given->architecture, *family);
+    throw UsageError(measured + ", but --model " + model + " models " + family_name(given->family) + ": use " +
+                     (right != nullptr ? "--model " + std::string(right->preset) : "a preset of " + family_name(*family)) +
+                     ", or add --preset to compare anyway");
+  }
+  return {model, false};
 }
 
 struct FolderFiles {
   std::string a, b, c;
   std::map<std::string, std::string> d;  // output name -> file
+  std::string instruction;              // the instruction file, empty where there is none
 };
 
 // The entries of a folder of --check, or one line saying why it cannot be read.
@@ -172,6 +261,7 @@ FolderFiles find_files(const fs::path& dir) {
   FolderFiles f;
   for (const auto& entry : entries_of(dir)) {
     const std::string name = entry.path().filename().string();
+    if (name == instruction_file_name) f.instruction = entry.path().string();
     if (name.size() < 6 || name.substr(name.size() - 4) != ".txt") continue;
     const std::string stem = name.substr(0, name.size() - 4);
     if (stem.starts_with("a_")) f.a = entry.path().string();
@@ -192,15 +282,19 @@ struct Tally {
   std::size_t matched = 0, cases = 0, files = 0;
 };
 
-// --model names either an architecture (the published data: instruction_for
-// picks the instruction per file) or, with --preset or a name that is no
-// architecture, the one preset the data was measured on (fmtcheck's own
-// hardware runs under docs/hardware/): every file through it, C as measured.
-Instruction instruction_for_check(const std::string& model, bool preset, const Format& input, const Format& out) {
-  static const std::vector<std::string> arches = {"volta", "turing", "ampere", "ada", "hopper", "blackwell"};
-  if (!preset && std::find(arches.begin(), arches.end(), model) != arches.end()) return instruction_for(model, input, out);
-  return {model, false};
-}
+// One D file to replay, with everything decided before any case runs, so
+// that bad input (a mismatched instruction above all) prints nothing else.
+struct Replay {
+  std::string type, d_path, out_name;
+  Format input, out;
+  Instruction instruction;
+  DotModel dot;
+};
+
+struct CheckFolder {
+  FolderFiles files;
+  std::vector<Replay> replays;
+};
 
 int run_check(const std::string& dir, const std::string& arch, bool preset, std::size_t show) {
   if (!find_tensor_core_model(arch)) {
@@ -222,27 +316,48 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
   std::sort(folders.begin(), folders.end());
   if (folders.empty()) throw UsageError("--check '" + dir + "' has no per-type subfolders");
 
-  Tally checked;
+  std::vector<CheckFolder> plan;
   for (const fs::path& folder : folders) {
     std::string type = folder.filename().string();
     std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return std::tolower(ch); });
     const Format input = parse_format_option(type);
-    const FolderFiles files = find_files(folder);
-    if (files.a.empty() || files.b.empty() || files.c.empty() || files.d.empty()) {
+    CheckFolder f{find_files(folder), {}};
+    if (f.files.a.empty() || f.files.b.empty() || f.files.c.empty() || f.files.d.empty()) {
       throw UsageError("'" + folder.string() + "' lacks a_, b_, c_ or d_ files");
     }
-    const Cases cs = load_cases(files.a, files.b, files.c, 0);
-    for (const auto& [out_name, d_path] : files.d) {
+    std::map<std::string, std::string> mnemonics;  // D file name -> instruction
+    if (!f.files.instruction.empty()) mnemonics = read_instruction_file(f.files.instruction);
+    for (const auto& [d_name, mnemonic] : mnemonics) {
+      const bool present = std::any_of(f.files.d.begin(), f.files.d.end(), [&](const auto& d) {
+        return fs::path(d.second).filename() == d_name;
+      });
+      if (!present) throw UsageError("'" + f.files.instruction + "' names " + d_name + ", which is not in the folder");
+    }
+    for (const auto& [out_name, d_path] : f.files.d) {
       const Format out = output_or_throw(out_name);
-      const std::vector<std::uint32_t> measured = read_binary_lines(d_path);
-      if (measured.size() != cs.count()) {
-        throw UsageError(fmt::format("'{}' holds {} results for {} cases", d_path, measured.size(), cs.count()));
-      }
-      const std::string label = fmt::format("{:<5} K={:<3} {} output", type, cs.k, out_name);
-      const Instruction ins = instruction_for_check(arch, preset, input, out);
+      const auto named = mnemonics.find(fs::path(d_path).filename().string());
+      const std::optional<std::string> mnemonic =
+          named == mnemonics.end() ? std::nullopt : std::optional<std::string>(named->second);
+      const Instruction ins = instruction_for_check(arch, preset, input, out, mnemonic,
+                                                    "'" + f.files.instruction + "': " + fs::path(d_path).filename().string());
       const std::optional<DotModel> dot = tensor_core_model(ins.model).for_input(input);
       if (!dot) throw UsageError("model '" + ins.model + "' has no published arithmetic for " + input.name);
-      const std::vector<std::uint32_t> got = run_cases(*dot, input, input, out, cs, ins.zero_c);
+      f.replays.push_back({type, d_path, out_name, input, out, ins, *dot});
+    }
+    plan.push_back(std::move(f));
+  }
+
+  Tally checked;
+  for (const CheckFolder& f : plan) {
+    const Cases cs = load_cases(f.files.a, f.files.b, f.files.c, 0);
+    for (const Replay& r : f.replays) {
+      const std::vector<std::uint32_t> measured = read_binary_lines(r.d_path);
+      if (measured.size() != cs.count()) {
+        throw UsageError(fmt::format("'{}' holds {} results for {} cases", r.d_path, measured.size(), cs.count()));
+      }
+      const std::string label = fmt::format("{:<5} K={:<3} {} output", r.type, cs.k, r.out_name);
+      const Instruction& ins = r.instruction;
+      const std::vector<std::uint32_t> got = run_cases(r.dot, r.input, r.input, r.out, cs, ins.zero_c);
       std::size_t matched = 0;
       std::vector<std::size_t> bad;
       for (std::size_t i = 0; i < cs.count(); ++i) {
@@ -253,7 +368,7 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
       ++checked.files;
       fmt::print("{}", wrap(fmt::format("  {}: ", label),
                             fmt::format("{}/{} bit matches  [{} {}{}]", matched, cs.count(), ins.model,
-                                        describe(*dot, out), ins.zero_c ? ", C = 0" : ""),
+                                        describe(r.dot, r.out), ins.zero_c ? ", C = 0" : ""),
                             terminal_width));
       // A case's K operands of A and B, as many to a line as fit.
       for (const std::size_t i : bad) {
@@ -280,8 +395,8 @@ const bool registered = register_command({
       auto show = std::make_shared<std::size_t>(5);
       std::string models;
       for (const TensorCoreModel& m : tensor_core_models()) models += "\n  " + m.name + ": " + m.description;
-      sub.add_option("--model", o->model, "model (with --check: an architecture for the published data, volta, turing, "
-                     "ampere, ada, hopper or blackwell, or the preset of the one instruction the data was measured on):" + models)
+      sub.add_option("--model", o->model, "model (with --check: an architecture, volta, turing, ampere, ada, hopper or "
+                     "blackwell, whose preset of each file's instruction runs it, or a preset of that instruction):" + models)
           ->required();
       sub.add_option("--type", o->type, "input type of A (and B): fp16, bf16, tf32, e4m3, e5m2, e4m3fnuz, e5m2fnuz");
       sub.add_option("--type-b", o->type_b, "input type of B when it differs from A's (e4m3 x e5m2)");
@@ -291,12 +406,13 @@ const bool registered = register_command({
       sub.add_option("--c", o->c, "C: one float32 bit pattern in binary per line (default: zero)");
       sub.add_option("--k", o->k, "K per case (default: from the count of C values)");
       sub.add_option("--d", o->d, "where D goes, one float32 bit pattern in binary per line")->capture_default_str();
-      sub.add_option("--check", *check, "folder of published measurements for one GPU (subfolders per input type)");
+      sub.add_option("--check", *check, "folder of measurements for one GPU (subfolders per input type; the instruction "
+                     "that computed each D file from instruction.txt there, else as the published data's README says)");
       sub.add_option("--show", *show, "with --check: mismatches listed per file")->capture_default_str();
       auto preset = std::make_shared<bool>(false);
       sub.add_flag("--preset", *preset,
-                   "with --check: --model is the preset of the one instruction the data was measured on, for every file "
-                   "(as in fmtcheck's own hardware runs), not an architecture of the published data");
+                   "with --check: --model is the one preset for every file, whatever instruction the files name "
+                   "(to compare one instruction's model with another's data)");
       return [o, check, show, preset]() -> int {
         if (!check->empty()) return run_check(*check, o->model, *preset, *show);
         if (o->type.empty() || o->a.empty() || o->b.empty()) throw UsageError("mma needs --type, --a and --b (or --check DIR)");

@@ -1,6 +1,7 @@
 #include "common/tensor_core_files.hpp"
 
 #include <fstream>
+#include <sstream>
 
 #include "common/usage_error.hpp"
 
@@ -42,6 +43,32 @@ std::vector<std::uint32_t> read_words(const std::string& path, int base, std::si
 std::vector<std::uint32_t> read_hex_words(const std::string& path) { return read_words(path, 16, 8); }
 
 std::vector<std::uint32_t> read_binary_lines(const std::string& path) { return read_words(path, 2, 32); }
+
+std::map<std::string, std::string> read_instruction_file(const std::string& path) {
+  std::ifstream in = open_or_throw(path);
+  std::map<std::string, std::string> out;
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    std::istringstream words(line);
+    std::string d_file, mnemonic, extra;
+    if (!(words >> d_file) || d_file.starts_with('#')) continue;
+    if (!(words >> mnemonic) || (words >> extra) || !d_file.starts_with("d_")) {
+      throw UsageError("'" + path + "' line " + std::to_string(number) +
+                       ": expected a D file and its instruction, as 'd_H100_fp32.txt mma.sync.aligned...'");
+    }
+    if (!out.emplace(d_file, mnemonic).second) {
+      throw UsageError("'" + path + "' line " + std::to_string(number) + ": names " + d_file + " twice");
+    }
+  }
+  return out;
+}
+
+void write_instruction_file(OutputFile& out, const std::string& d_file, const std::string& mnemonic) {
+  out.write("# The tensor-core instruction that computed each D file here (fmtcheck hw mma --cases);\n"
+            "# fmtcheck mma --check picks its model by it.\n" +
+            d_file + " " + mnemonic + "\n");
+}
 
 void write_binary_lines(OutputFile& out, const std::vector<std::uint32_t>& values) {
   std::string text;

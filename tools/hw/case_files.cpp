@@ -60,15 +60,21 @@ void write_case_files(const std::string& dir, const std::string& tag, const cuda
   const auto path = [&](const std::string& prefix, const std::string& what) {
     return (folder / fmt::format("{}_{}_{}.txt", prefix, tag, what)).string();
   };
-  OutputFile a_file(path("a", type)), b_file(path("b", type)), c_file(path("c", "fp32")), d_file(path("d", out.name));
+  const std::string d_path = path("d", out.name);
+  OutputFile a_file(path("a", type)), b_file(path("b", type)), c_file(path("c", "fp32")), d_file(d_path);
+  // Which instruction computed D: mma.sync and wgmma differ on FP8, and
+  // `mma --check` picks the model by it.
+  OutputFile instruction_file((folder / instruction_file_name).string());
   a_file.write(a_text);
   b_file.write(b_text);
   write_binary_lines(c_file, c);
   write_binary_lines(d_file, d);
+  write_instruction_file(instruction_file, std::filesystem::path(d_path).filename().string(), std::string(ins.ptx));
   a_file.commit();
   b_file.commit();
   c_file.commit();
   d_file.commit();
+  instruction_file.commit();
 }
 
 }  // namespace fmtcheck::cli

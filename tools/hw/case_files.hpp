@@ -22,7 +22,8 @@ struct MeasuredTiles {
 // Writes DIR/<type>/{a,b}_<tag>_<type>.txt, c_<tag>_fp32.txt and
 // d_<tag>_<out>.txt: one case per output (row of A, column of B, C, the
 // hardware's D), every value as float32 bits (codes widened exactly; tf32
-// registers as they were, low bits included). Per batch the first
+// registers as they were, low bits included); and instruction.txt naming
+// the instruction's PTX mnemonic for the D file. Per batch the first
 // `per_batch` outputs are kept, then every output where hardware and
 // emulator differ, up to `differing` in all.
 void write_case_files(const std::string& dir, const std::string& tag, const cuda::MmaInstruction& ins,
