@@ -98,6 +98,18 @@ def test_the_cli_reads_the_trace_and_says_the_same(tmp_path, cli):
     for r in summary:
         for m in ("values", "overflow", "saturated", "underflow_to_zero", "amax"):
             assert float(r[m]) == cli_rows[(int(r["step"]), r["tensor"], r["format"], m)]
+    # The report's table of the tensors that lose most, ordered as the CLI's counts order them.
+    lost = {}
+    for (step, tensor, fmt, m), v in cli_rows.items():
+        if m in ("values", "overflow", "saturated", "underflow_to_zero"):
+            lost.setdefault((tensor, fmt), {}).setdefault(m, 0)
+            lost[(tensor, fmt)][m] += v
+    share = {}
+    for (tensor, fmt), c in lost.items():
+        share[tensor] = max(share.get(tensor, 0), (c["overflow"] + c["saturated"] + c["underflow_to_zero"]) / c["values"])
+    table = rec.worst_tensors().splitlines()[2:]
+    expected = sorted((t for t in share if share[t] > 0), key=lambda t: -share[t])[:8]
+    assert [row.split()[0] for row in table] == expected
 
 
 def test_every_nth_step_with_an_optimizer_and_shards(tmp_path, cli):

@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
