@@ -327,11 +327,11 @@ int run_check(const std::string& dir, const std::string& arch, bool preset, std:
     }
     std::map<std::string, std::string> mnemonics;  // D file name -> instruction
     if (!f.files.instruction.empty()) mnemonics = read_instruction_file(f.files.instruction);
-    for (const auto& [d_name, mnemonic] : mnemonics) {
+    for (const auto& named : mnemonics) {  // not a structured binding: clang 14 cannot capture one
       const bool present = std::any_of(f.files.d.begin(), f.files.d.end(), [&](const auto& d) {
-        return fs::path(d.second).filename() == d_name;
+        return fs::path(d.second).filename() == named.first;
       });
-      if (!present) throw UsageError("'" + f.files.instruction + "' names " + d_name + ", which is not in the folder");
+      if (!present) throw UsageError("'" + f.files.instruction + "' names " + named.first + ", which is not in the folder");
     }
     for (const auto& [out_name, d_path] : f.files.d) {
       const Format out = output_or_throw(out_name);
