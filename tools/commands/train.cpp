@@ -310,11 +310,14 @@ void print_inference(const std::vector<RecipeRun>& runs, double tolerance) {
   std::size_t name_width = corner.size();
   for (const RecipeRun& r : runs) name_width = std::max(name_width, r.recipe.name.size());
   std::printf("\ninference in another precision: held-out loss of each recipe's weights under each recipe's casts\n");
+  const auto cell = [&](const RecipeRun& r, std::size_t i) { return fixed("%.4f", r.inference[i].second.loss); };
   for (std::size_t first = 0; first < inferred;) {
-    // Columns are at least as wide as "0.3497" and two spaces apart.
+    // Each column as wide as its widest cell or header, two spaces apart.
     std::size_t last = first, width = name_width;
     while (last < inferred) {
-      const std::size_t column = 2 + std::max<std::size_t>(6, runs.front().inference[last].first.size());
+      std::size_t column = runs.front().inference[last].first.size();
+      for (const RecipeRun& r : runs) column = std::max(column, cell(r, last).size());
+      column += 2;
       if (last > first && width + column > terminal_width) break;
       width += column;
       ++last;
@@ -324,7 +327,7 @@ void print_inference(const std::vector<RecipeRun>& runs, double tolerance) {
     Table table(headers);
     for (const RecipeRun& r : runs) {
       std::vector<std::string> row = {r.recipe.name};
-      for (std::size_t i = first; i < last; ++i) row.push_back(fixed("%.4f", r.inference[i].second.loss));
+      for (std::size_t i = first; i < last; ++i) row.push_back(cell(r, i));
       table.add_row(std::move(row));
     }
     std::printf("%s", table.aligned().c_str());
