@@ -116,3 +116,12 @@ def test_bad_input_is_one_error(obj, message):
     with pytest.raises(ft.Error) as e:
         ft.analyze(obj)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_progress_bar_on_request(capsys):
+    pytest.importorskip("tqdm", reason="the progress bar is tqdm's: pip install tqdm")
+    m = torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(3)])
+    ft.analyze(m, "fp16", progress=True)
+    assert "fmtcheck analyze" in capsys.readouterr().err
+    ft.analyze(m, "fp16", progress=False)
+    assert capsys.readouterr().err == ""
