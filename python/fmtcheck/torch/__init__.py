@@ -6,15 +6,20 @@
   gradients, activations per module; the real GradScaler's decisions) as a trace `fmtcheck scale`
   and `fmtcheck analyze` read, and ends with the verdict per format.
 - ``TrainerCallback(out_dir)``: the Recorder inside Hugging Face ``Trainer.train()``.
+- ``emulate(recipe=..., gpu=..., model=...)``: a context manager that computes the model's GEMMs as a
+  recipe of `fmtcheck train` on a GPU's tensor cores would, bit for bit, and counts what each cast did;
+  ``cross_entropy``: train's exactly rounded loss.
 
 Imported only with torch installed (``pip install fmtcheck[torch]``). Bad input raises ``Error``.
 """
 
 from .analyze import analyze
+from .emulate import emulate
 from .errors import Error
+from .exact_loss import cross_entropy
 from .recorder import Recorder
 
-__all__ = ["Error", "Recorder", "TrainerCallback", "analyze"]
+__all__ = ["Error", "Recorder", "TrainerCallback", "analyze", "cross_entropy", "emulate"]
 
 
 def __getattr__(name: str):

@@ -1,0 +1,168 @@
+// The training emulator's precision layer (fmtcheck/train/autocast.hpp) for
+// fmtcheck.torch.emulate: a recipe's operand casts and scaling, the GEMM of a
+// tensor-core preset, the rounding to the activation format, and the float32
+// arithmetic `fmtcheck train` fixes (FMA-chain matmul, in-order column sums,
+// correctly rounded softmax cross-entropy). Python composes these calls; every
+// rounding happens here, in the library.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+
+#include "bindings.hpp"
+#include "float_arrays.hpp"
+#include "fmtcheck/train/autocast.hpp"
+#include "fmtcheck/train/exact_math.hpp"
+#include "fmtcheck/train/layers.hpp"
+
+namespace fmtcheck::python {
+namespace {
+
+using train::Quantized;
+using train::Role;
+
+Role role_of(const std::string& role) {
+  if (role == "forward") return Role::forward;
+  if (role == "gradient") return Role::gradient;
+  throw std::invalid_argument("role must be 'forward' or 'gradient', not '" + role + "'");
+}
+
+// The tensor-core model of `gpu`: train's --gpu names (hopper = its wgmma
+// model), else any preset of `fmtcheck mma --model`.
+const TensorCoreModel& gpu_preset(const std::string& gpu) {
+  if (const TensorCoreModel* m = train::gpu_model(gpu)) return *m;
+  if (const TensorCoreModel* m = find_tensor_core_model(gpu)) return *m;
+  throw std::invalid_argument("unknown gpu '" + gpu + "' (fmtcheck.models() lists the presets)");
+}
+
+// One recipe on one GPU: the emulated hardware and the Autocast over it,
+// alive as long as the Python object (the Autocast keeps delayed scaling's
+// amax histories across steps).
+class RecipeCasts {
+ public:
+  RecipeCasts(const std::string& recipe, const std::string& gpu) : model_(gpu_preset(gpu)), ops_(model_) {
+    const std::optional<train::Recipe> r = train::find_recipe(recipe);
+    if (!r) {
+      std::string known;
+      for (const std::string_view n : train::recipe_names()) known += (known.empty() ? "" : ", ") + std::string(n);
+      throw std::invalid_argument("unknown recipe '" + recipe + "' (known: " + known + ")");
+    }
+    if (const auto reason = train::unsupported(*r, model_)) throw std::invalid_argument(*reason + " (gpu " + gpu + ")");
+    autocast_ = std::make_unique<train::Autocast>(*r, train::RecipeOptions{}, ops_);
+  }
+  bool float32() const { return autocast_->float32(); }
+  std::optional<std::string> activation() const {
+    const Format* f = autocast_->recipe().activation;
+    return f ? std::optional<std::string>(f->name) : std::nullopt;
+  }
+  Quantized operand(const std::string& name, const std::string& role, const Array& x) {
+    if (x.ndim() != 2) throw std::invalid_argument("operand " + name + " must be a matrix");
+    const auto v = floats_of(x, "x");
+    return autocast_->operand(name, role_of(role), v, x.shape(0), x.shape(1));
+  }
+  Quantized columnwise(const std::string& name, const std::string& role, const Quantized& rowwise,
+                       const Array& source) {
+    return autocast_->columnwise(name, role_of(role), rowwise, floats_of(source, "source"));
+  }
+  FloatArray gemm(const Quantized& a, const Quantized& b) {
+    std::vector<float> d;
+    {
+      nb::gil_scoped_release unlocked;
+      d = autocast_->gemm(a, b);
+    }
+    return to_numpy(std::move(d), {a.rows, b.rows});
+  }
+  FloatArray to_activation(const std::string& name, const Array& x) {
+    const auto v = floats_of(x, "x");
+    return to_numpy(autocast_->to_activation(name, {v.begin(), v.end()}), {v.size()});
+  }
+  FloatArray activation_matmul(const std::string& name, const Array& a, const Array& b, std::size_t m, std::size_t n,
+                               std::size_t k) {
+    const auto x = floats_of(a, "a"), y = floats_of(b, "b");
+    if (x.size() != m * k || y.size() != n * k) throw std::invalid_argument("A must be M x K and B N x K");
+    return to_numpy(autocast_->activation_matmul(name, x, y, m, n, k), {m, n});
+  }
+  void begin_step() { autocast_->begin_step(); }
+  nb::list step_stats() const {
+    nb::list out;
+    for (const auto& [name, s] : autocast_->step_stats()) {
+      out.append(nb::make_tuple(name, s.amax, s.scale, flag_dict(s.flags)));
+    }
+    return out;
+  }
+
+ private:
+  const TensorCoreModel& model_;
+  train::EmulatedOps ops_;
+  std::unique_ptr<train::Autocast> autocast_;
+};
+
+FloatArray matmul_fma(const Array& a, const Array& b, std::size_t m, std::size_t n, std::size_t k) {
+  const auto x = floats_of(a, "a"), y = floats_of(b, "b");
+  if (x.size() != m * k || y.size() != n * k) throw std::invalid_argument("A must be M x K and B N x K");
+  std::vector<float> d;
+  {
+    nb::gil_scoped_release unlocked;
+    d = train::matmul_fma(x, y, m, n, k);
+  }
+  return to_numpy(std::move(d), {m, n});
+}
+
+FloatArray column_sums(const Array& x, std::size_t rows, std::size_t cols) {
+  const auto v = floats_of(x, "x");
+  if (v.size() != rows * cols) throw std::invalid_argument("x must be rows x cols");
+  return to_numpy(train::column_sums(v, rows, cols), {cols});
+}
+
+using Labels = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu, std::int32_t>;
+
+nb::tuple softmax_cross_entropy(const Array& logits, const Labels& labels, std::size_t classes, float loss_scale) {
+  const auto l = floats_of(logits, "logits");
+  const std::span<const int> y(labels.data(), labels.size());
+  if (l.size() != y.size() * classes) throw std::invalid_argument("logits must be rows x classes");
+  for (const int c : y) {
+    if (c < 0 || static_cast<std::size_t>(c) >= classes) throw std::invalid_argument("a label is out of range");
+  }
+  train::LossResult r = train::softmax_cross_entropy(l, y, classes, loss_scale);
+  return nb::make_tuple(r.loss, to_numpy(std::move(r.grad), {y.size(), classes}));
+}
+
+}  // namespace
+
+void bind_recipe_casts(nb::module_& m) {
+  // torch's autograd graphs keep RecipeCasts and Quantized objects (a backward's saved casts) alive in
+  // module globals until interpreter exit, after the extension is torn down: nanobind would report
+  // each as a leak although nothing is lost.
+  nb::set_leak_warnings(false);
+  nb::class_<Quantized>(m, "Quantized", "A GEMM operand cast by a recipe (rows x cols codes and its scales).")
+      .def_ro("rows", &Quantized::rows)
+      .def_ro("cols", &Quantized::cols)
+      .def_ro("scale_inv", &Quantized::scale_inv);
+  nb::class_<RecipeCasts>(m, "RecipeCasts", "A recipe of `fmtcheck train` on a GPU's tensor-core model.")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("recipe"), nb::arg("gpu"))
+      .def_prop_ro("float32", &RecipeCasts::float32)
+      .def_prop_ro("activation", &RecipeCasts::activation)
+      .def("operand", &RecipeCasts::operand, nb::arg("name"), nb::arg("role"), nb::arg("x"))
+      .def("columnwise", &RecipeCasts::columnwise, nb::arg("name"), nb::arg("role"), nb::arg("rowwise"),
+           nb::arg("source"))
+      .def("gemm", &RecipeCasts::gemm, nb::arg("a"), nb::arg("b"), "(a.scale_inv b.scale_inv) A.B^T, float32")
+      .def("to_activation", &RecipeCasts::to_activation, nb::arg("name"), nb::arg("x"))
+      .def("activation_matmul", &RecipeCasts::activation_matmul, nb::arg("name"), nb::arg("a"), nb::arg("b"),
+           nb::arg("m"), nb::arg("n"), nb::arg("k"))
+      .def("begin_step", &RecipeCasts::begin_step)
+      .def("step_stats", &RecipeCasts::step_stats, "[(name, amax, scale, flag counts)] of this step");
+  m.def("recipes", [] {
+    std::vector<std::string> out;
+    for (const std::string_view n : train::recipe_names()) out.emplace_back(n);
+    return out;
+  }, "The recipes of `fmtcheck train`.");
+  m.def("matmul_fma", &matmul_fma, nb::arg("a"), nb::arg("b"), nb::arg("m"), nb::arg("n"), nb::arg("k"),
+        "A.B^T (A m x k, B n x k) as fmtcheck train's float32 FMA chain, k in order.");
+  m.def("column_sums", &column_sums, nb::arg("x"), nb::arg("rows"), nb::arg("cols"),
+        "Column sums in float32, rows in order.");
+  m.def("softmax_cross_entropy", &softmax_cross_entropy, nb::arg("logits"), nb::arg("labels"), nb::arg("classes"),
+        nb::arg("loss_scale"), "fmtcheck train's exact mean cross-entropy: (loss, gradient of loss x loss_scale).");
+}
+
+}  // namespace fmtcheck::python

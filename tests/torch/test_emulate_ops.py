@@ -1,0 +1,151 @@
+"""fmtcheck.torch.emulate's routing against torch itself: every GEMM entry point (F.linear, nn.Linear,
+matmul, @, mm, addmm, bmm) forward and backward, on integer-valued tensors whose products and sums
+are exact in float32, so the only rounding left is the recipe's rounding to its activation format,
+which torch's own .to(bfloat16) computes independently. Shapes, transposes, the bias epilogue and
+every gradient's layout are checked this way; the rounding inside the GEMMs is proven against
+`fmtcheck train` (test_emulate_train.py). Also: the counts' names and the report's width."""
+
+import pytest
+import torch
+
+import fmtcheck.torch as ft
+
+F = torch.nn.functional
+
+
+def ints(*shape, seed, hi=4):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-hi, hi + 1, shape, generator=g).float().requires_grad_()
+
+
+def bf16(t):
+    """torch's float32 -> bfloat16 rounding (nearest even), the independent reference."""
+    return t.float().to(torch.bfloat16).float()
+
+
+def exact(a, b):
+    return (a.double() @ b.double()).float()  # integers well below 2^24: exact
+
+
+ROUTES = {
+    "F.linear": lambda x, w, b: F.linear(x, w, b),
+    "matmul": lambda x, w, b: torch.matmul(x, w.t()) + b,
+    "@": lambda x, w, b: x @ w.t() + b,
+    "mm": lambda x, w, b: torch.mm(x.reshape(-1, x.shape[-1]), w.t()).reshape(*x.shape[:-1], -1) + b,
+    "addmm": lambda x, w, b: torch.addmm(b, x.reshape(-1, x.shape[-1]), w.t()).reshape(*x.shape[:-1], -1),
+}
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_layer_gemm_forward_and_backward_against_torch(route):
+    x, w, b, dy = ints(3, 5, 64, seed=1), ints(24, 64, seed=2), ints(24, seed=3), ints(3, 5, 24, seed=4, hi=3)
+    with ft.emulate("bf16", "hopper"):
+        y = ROUTES[route](x, w, b)
+        y.backward(dy)
+    # train's Linear: bf16 operands (exact here), an exact float32 GEMM, the bias in bf16, one float32
+    # add, the sum rounded to bf16; without a fused bias (matmul, @, mm) torch adds b afterwards.
+    fused = route in ("F.linear", "addmm")
+    want = bf16(exact(x, w.t()) + b) if fused else bf16(exact(x, w.t())) + b
+    assert y.dtype == torch.float32 and torch.equal(y, want.detach())
+    g = bf16(dy)  # the incoming gradient, in the activation format
+    assert torch.equal(x.grad, bf16(exact(g, w)))
+    assert torch.equal(w.grad, bf16(exact(g.reshape(-1, 24).t(), x.reshape(-1, 64))))
+    assert torch.equal(b.grad, bf16(g.reshape(-1, 24).sum(0)) if fused else g.reshape(-1, 24).sum(0))
+
+
+@pytest.mark.parametrize("route", ["bmm", "matmul", "@"])
+def test_batched_product_against_torch(route):
+    a, c, dy = ints(2, 3, 6, 40, seed=5), ints(2, 3, 40, 7, seed=6), ints(2, 3, 6, 7, seed=7, hi=3)
+    op = {"bmm": lambda p, q: torch.bmm(p.reshape(6, 6, 40), q.reshape(6, 40, 7)).reshape(2, 3, 6, 7),
+          "matmul": torch.matmul, "@": lambda p, q: p @ q}[route]
+    with ft.emulate("bf16", "hopper"):
+        out = op(a, c)
+        out.backward(dy)
+    assert torch.equal(out, bf16(exact(a, c)).detach())
+    assert torch.equal(a.grad, bf16(exact(dy, c.transpose(-1, -2))))
+    assert torch.equal(c.grad, bf16(exact(a.transpose(-1, -2), dy)))
+
+
+def test_fp32_recipe_is_torch_on_exact_data():
+    x, w, b = ints(8, 32, seed=8), ints(16, 32, seed=9), ints(16, seed=10)
+    with ft.emulate("fp32"):
+        y = F.linear(x, w, b)
+    assert torch.equal(y, (exact(x, w.t()) + b).detach())
+
+
+def test_counts_are_named_by_module_path_and_role():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+    with ft.emulate("fp8-current", "hopper", model=model) as em:
+        for _ in range(2):
+            model(torch.randn(5, 16) * 1e4).sum().backward()
+    s = em.summary
+    assert {"0:input", "0:weight", "0:output", "0:grad_output", "0:grad_weight", "2:grad_input"} <= set(s)
+    assert s["0:input"]["values"] == 2 * 5 * 16  # two steps
+    assert s["0:input"]["amax"] > 1e4
+    lines = em.report().splitlines()
+    assert lines[0].startswith("emulated fp8-current on hopper") and max(map(len, lines)) <= 100
+
+
+def test_fp8_cast_counts_underflow():
+    """e4m3 under current scaling: values 2^-20 of the tensor's amax fall below e4m3's smallest
+    subnormal after scaling and are counted as underflow to zero, by the library's cast."""
+    x = torch.ones(4, 32)
+    x[:, 1] = 2.0 ** -20
+    with ft.emulate("fp8-current", "hopper") as em:
+        F.linear(x, torch.ones(2, 32))
+    assert em.summary["linear:input"]["underflow_to_zero"] == 4
+    assert em.summary["linear:weight"]["underflow_to_zero"] == 0
+
+
+BAD = {
+    "unknown recipe": (lambda: ft.emulate("fp7"), "unknown recipe 'fp7'"),
+    "unknown gpu": (lambda: ft.emulate("bf16", "h900"), "unknown gpu 'h900'"),
+    "mxfp8 on hopper": (lambda: ft.emulate("mxfp8", "hopper"), "block-scaled"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_recipe_or_gpu_is_one_error(case):
+    make, words = BAD[case]
+    with pytest.raises(ft.Error, match=words) as e:
+        make()
+    assert "\n" not in str(e.value)
+
+
+OPS = {
+    "float16": (lambda: F.linear(torch.ones(2, 4, dtype=torch.float16), torch.ones(3, 4, dtype=torch.float16)),
+                "float16"),
+    "float64": (lambda: torch.mm(torch.ones(2, 4, dtype=torch.float64), torch.ones(4, 3, dtype=torch.float64)),
+                "float64"),
+    "conv2d": (lambda: F.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2)), "conv2d is not emulated"),
+    "baddbmm": (lambda: torch.baddbmm(torch.ones(1, 2, 2), torch.ones(1, 2, 3), torch.ones(1, 3, 2)), "baddbmm"),
+    "einsum": (lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(3, 2)), "einsum"),
+    "addmm beta": (lambda: torch.addmm(torch.ones(3), torch.ones(2, 4), torch.ones(4, 3), beta=2), "beta"),
+    "vector": (lambda: torch.matmul(torch.ones(4), torch.ones(4, 3)), "no vectors"),
+    "batch shapes": (lambda: torch.matmul(torch.ones(2, 3, 4), torch.ones(1, 4, 5)), "batch shapes"),
+}
+
+
+@pytest.mark.parametrize("case", OPS)
+def test_unsupported_op_or_dtype_is_one_error(case):
+    call, words = OPS[case]
+    with ft.emulate("bf16", "hopper"):
+        with pytest.raises(ft.Error, match=words) as e:
+            call()
+    assert "\n" not in str(e.value)
+
+
+def test_autocast_inside_emulate_is_an_error():
+    with ft.emulate("bf16"), torch.autocast("cpu", dtype=torch.bfloat16):
+        with pytest.raises(ft.Error, match="autocast"):
+            F.linear(torch.ones(2, 4), torch.ones(3, 4))
+
+
+def test_cross_entropy_bad_input():
+    with pytest.raises(ft.Error, match="logits"):
+        ft.cross_entropy(torch.ones(3, 4, dtype=torch.float64), torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ft.Error, match="label"):
+        ft.cross_entropy(torch.ones(3, 4), torch.zeros(2, dtype=torch.long))
+    with pytest.raises(ft.Error, match="out of range"):
+        ft.cross_entropy(torch.ones(3, 4), torch.full((3,), 7))
