@@ -8,6 +8,7 @@ every gradient's layout are checked this way; the rounding inside the GEMMs is p
 import pytest
 import torch
 
+import fmtcheck
 import fmtcheck.torch as ft
 
 F = torch.nn.functional
@@ -149,3 +150,41 @@ def test_cross_entropy_bad_input():
         ft.cross_entropy(torch.ones(3, 4), torch.zeros(2, dtype=torch.long))
     with pytest.raises(ft.Error, match="out of range"):
         ft.cross_entropy(torch.ones(3, 4), torch.full((3,), 7))
+
+
+def bf16_codes(t):
+    return t.detach().to(torch.bfloat16).view(torch.int16).numpy().view("uint16")
+
+
+BF16_PRESETS = [m["name"] for m in fmtcheck.models() if "bf16" in m["inputs"]]
+
+
+def cancelling(seed):
+    """Rows whose first two products (+-2^24) cancel, leaving small ones: presets that align partial
+    sums to the largest exponent of a block lose different amounts of them, visible after bf16."""
+    g = torch.Generator().manual_seed(seed)
+    x, w = torch.randn(16, 64, generator=g), torch.randn(16, 64, generator=g)
+    x[:, 0], x[:, 1], w[:, 0], w[:, 1] = 2.0**12, -(2.0**12), 2.0**12, 2.0**12
+    return x, w
+
+
+@pytest.mark.parametrize("gpu", BF16_PRESETS)
+def test_every_bf16_preset_is_the_gemm_it_names(gpu):
+    """emulate(gpu=P) computes P's GEMM: fmtcheck.gemm on the same bf16 operands under P (train's
+    "hopper" is its wgmma model), its float32 result rounded to bf16 by torch."""
+    x, w = cancelling(11)
+    with ft.emulate("bf16", gpu):
+        y = F.linear(x, w)
+    model = "hopper-wgmma" if gpu == "hopper" else gpu
+    d = fmtcheck.gemm(bf16_codes(x), bf16_codes(w).T.copy(), model=model, input="bf16")
+    assert torch.equal(y, bf16(torch.from_numpy(d)))
+
+
+def test_presets_differ_on_this_data():
+    """The check above can tell presets apart: its data gives at least three different results."""
+    x, w = cancelling(11)
+    outs = []
+    for gpu in BF16_PRESETS:
+        with ft.emulate("bf16", gpu):
+            outs.append(F.linear(x, w))
+    assert len({o.numpy().tobytes() for o in outs}) >= 3
