@@ -91,7 +91,7 @@ class emulate:
         if self._backward_seen and self.model is None:
             self.step()
         base = self._stack[-1] if self._stack and self._stack[-1] else op
-        if op != "linear" and self._stack:
+        if op not in ("linear", "addmm") and self._stack:  # a layer's one GEMM takes its path
             base = f"{base}.{op}"
         i = self._used.get(base, 0)
         self._used[base] = i + 1
