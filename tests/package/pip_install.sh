@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `pip install .` from the repository into a fresh virtual environment (pip
 # fetches scikit-build-core, nanobind and numpy as a user's pip would), then
-# `import fmtcheck` there and convert three values. Usage: pip_install.sh REPO PYTHON
+# `import fmtcheck` there, convert three values and find fmtcheck.torch. Usage: pip_install.sh REPO PYTHON
 set -euo pipefail
 repo=$1
 python=$2
@@ -18,5 +18,9 @@ import fmtcheck
 r = fmtcheck.convert(np.array([0.1, 464, 465], np.float32), "e4m3")
 assert r.codes.view(np.uint8).tolist() == [0x1D, 0x7E, 0x7F], r
 assert r.flags["nan_produced"] == 1
+# fmtcheck.torch is installed with the package (importing it needs torch, finding it does not).
+import importlib.util, pathlib
+spec = importlib.util.find_spec("fmtcheck.torch")
+assert spec and (pathlib.Path(spec.submodule_search_locations[0]) / "recorder.py").is_file(), "no fmtcheck/torch"
 print("ok:", fmtcheck.__file__)
 PY
