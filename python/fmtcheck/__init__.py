@@ -7,7 +7,7 @@ numpy's names work too). The rounding policy is given as keywords: ``round``
 (rne, rna, rtz, rup, rdn, rto, sr, sr-rne, sr-rna, sr-rno), ``overflow`` (sat, nosat,
 satprop), ``subnormals`` (keep, ftz, daz, ftz+daz), ``tininess`` (after,
 before), ``nan`` (ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes,
-canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
+torch, canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
 
 Arrays are read in place: numpy arrays of float32, float64, float16 or any
 ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or

@@ -32,7 +32,7 @@ def test_wrapped_descriptions_keep_their_words(fmtcheck):
     # convention's name still appears, and each mma preset starts its own line.
     text = help_text(fmtcheck, "analyze")
     joined = " ".join(text.split())
-    for name in ["ieee", "x86", "arm-dn", "riscv", "cuda", "numpy", "ml_dtypes", "canonical"]:
+    for name in ["ieee", "x86", "arm-dn", "riscv", "cuda", "numpy", "ml_dtypes", "torch", "canonical"]:
         assert name in joined
     mma = help_text(fmtcheck, "mma")
     for preset in ["volta", "hopper-wgmma", "blackwell-tcgen05", "mi300x", "exact"]:

@@ -32,6 +32,8 @@ TEST_CASE("the other axes parse their documented names only") {
   CHECK(parse_nan_convention("cuda") == NanConvention::cuda);
   CHECK(parse_nan_convention("x86") == NanConvention::x86);
   CHECK(parse_nan_convention("arm-dn") == NanConvention::canonical);
+  CHECK(parse_nan_convention("torch") == NanConvention::torch);
+  CHECK(to_string(NanConvention::torch) == "torch");
   CHECK_FALSE(parse_nan_convention("sse").has_value());
   CHECK(parse_overflow("satprop") == Overflow::satprop);
   CHECK(parse_overflow("satpropagate") == Overflow::satprop);
@@ -76,7 +78,7 @@ TEST_CASE("policy_from_text: the words of every axis, and what it rejects") {
   rejected(PolicyText{.round = "nearest"}, "bad --round 'nearest': expected one of rne, rna, rtz, rup, rdn, rto, sr, sr-rne, sr-rna, sr-rno");
   rejected(PolicyText{.overflow = "clip"}, "bad --overflow 'clip': expected one of sat, nosat, satprop");
   rejected(PolicyText{.nan = "mips"},
-           "bad --nan 'mips': expected one of ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, canonical");
+           "bad --nan 'mips': expected one of ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, torch, canonical");
   rejected(PolicyText{.round = "sr"}, "--round sr needs --sr-bits between 1 and 32");
   rejected(PolicyText{.round = "sr-rne"}, "--round sr-rne needs --sr-bits between 1 and 32");
   rejected(PolicyText{.round = "sr", .sr_random = 4, .sr_bits = 2}, "--sr-random 4 does not fit in 2 bits");

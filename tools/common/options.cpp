@@ -11,7 +11,7 @@ void add_policy_options(CLI::App& sub, PolicyOptions& o, bool single_value) {
   sub.add_option("--subnormals", o.subnormals, "keep, ftz (flush results), daz (flush inputs), ftz+daz")
       ->capture_default_str();
   sub.add_option("--tininess", o.tininess, "underflow detected after or before rounding")->capture_default_str();
-  sub.add_option("--nan", o.nan, "NaN convention: ieee (F16C), x86 (SSE/AVX/F16C), arm, arm-dn (= canonical), riscv (= canonical), cuda (NVIDIA host), numpy, ml_dtypes, canonical")->capture_default_str();
+  sub.add_option("--nan", o.nan, "NaN convention: ieee (F16C), x86 (SSE/AVX/F16C), arm, arm-dn (= canonical), riscv (= canonical), cuda (NVIDIA host), numpy, ml_dtypes, torch (PyTorch CPU casts), canonical")->capture_default_str();
   sub.add_option("--sr-bits", o.sr_bits, "random bits used by stochastic rounding (1..32)");
   if (single_value) {
     sub.add_option("--sr-random", o.sr_random,

@@ -36,12 +36,29 @@
 //              (0x7FC12345 -> bf16 0x7FC0); into MX FP6/FP4, which have no
 //              NaN, the zero of the opposite sign (+NaN -> -0), as
 //              ml_dtypes 0.5-0.6 give it.
+//   torch      PyTorch's CPU casts from float32 (`x.to(dtype)`, torch 2.15 on
+//              x86-64, measured on every float32 input by
+//              tests/torch/test_casts_every_float32.py): fp16 as ieee (its
+//              vectorised kernel is F16C's vcvtps2ph); bfloat16 0xFFFF for
+//              every NaN, whatever its sign (cvtfp32_bf16 in ATen's
+//              cpu/vec/vec512/vec512_bfloat16.h and vec256_16bit_float.h
+//              sets NaN lanes to 0xffff); 8-bit IEEE-style formats such as
+//              e5m2 the all-ones magnitude with the input's sign
+//              (fp8e5m2_from_fp32_value, torch/headeronly/util/Float8_e5m2.h:
+//              0x7F | sign); fn keeps the sign (0x7F / 0xFF); wider formats
+//              as ieee. torch's arithmetic runs on the CPU's float32: created
+//              NaNs are x86's negative default NaN. (torch's scalar path,
+//              taken by 0-dim and strided tensors and under
+//              ATEN_CPU_CAPABILITY=default, gives bfloat16 NaNs as 0x7FC0
+//              instead, round_to_nearest_even in headeronly/util/BFloat16.h:
+//              that is canonical.)
 //
 // Formats whose only NaN is fixed (fn: S.1...1, fnuz and P3109 signed:
 // 0x80) can differ only in the sign, and only for fn. For formats without
 // NaN (MX FP6/FP4) the conversion is invalid and the stand-in is +max
 // (cuda), zero with the NaN's sign (ieee, x86, arm, numpy), the opposite
-// zero (ml_dtypes) or +0 (canonical).
+// zero (ml_dtypes) or +0 (canonical); torch has no cast into them and
+// takes ieee's.
 #include "fmtcheck/core/nan_rules.hpp"
 
 namespace fmtcheck {
@@ -67,6 +84,10 @@ std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_
         case NanConvention::ml_dtypes: return sign_bit | f.infinity_code() | quiet;
         case NanConvention::cuda: return f.magnitude_mask();
         case NanConvention::canonical: return f.infinity_code() | quiet;
+        case NanConvention::torch:
+          if (same_encoding(f, formats::bf16)) return f.sign_bit() | f.magnitude_mask();
+          if (f.storage_bits == 8) return sign_bit | f.magnitude_mask();
+          return sign_bit | f.infinity_code() | quiet | kept;
       }
       break;
     }
@@ -86,7 +107,7 @@ std::uint64_t nan_code(const Format& f, NanConvention c, bool sign, std::uint64_
 
 bool default_nan_negative(NanConvention c) {
   return c == NanConvention::ieee || c == NanConvention::x86 || c == NanConvention::numpy ||
-         c == NanConvention::ml_dtypes;
+         c == NanConvention::ml_dtypes || c == NanConvention::torch;
 }
 
 std::uint64_t created_nan_code(const Format& f, NanConvention c, bool sign) {

@@ -35,10 +35,11 @@ constexpr std::array<std::pair<std::string_view, Overflow>, 6> kOverflow{{
 constexpr std::array<std::pair<std::string_view, Subnormals>, 4> kSubnormals{{
     {"keep", Subnormals::keep}, {"ftz", Subnormals::ftz}, {"daz", Subnormals::daz}, {"ftz+daz", Subnormals::ftz_daz}}};
 constexpr std::array<std::pair<std::string_view, Tininess>, 2> kTininess{{{"after", Tininess::after}, {"before", Tininess::before}}};
-constexpr std::array<std::pair<std::string_view, NanConvention>, 9> kNan{{
+constexpr std::array<std::pair<std::string_view, NanConvention>, 10> kNan{{
     {"ieee", NanConvention::ieee}, {"cuda", NanConvention::cuda}, {"canonical", NanConvention::canonical},
     {"x86", NanConvention::x86}, {"arm", NanConvention::arm}, {"numpy", NanConvention::numpy},
-    {"ml_dtypes", NanConvention::ml_dtypes}, {"arm-dn", NanConvention::canonical}, {"riscv", NanConvention::canonical}}};
+    {"ml_dtypes", NanConvention::ml_dtypes}, {"torch", NanConvention::torch}, {"arm-dn", NanConvention::canonical},
+    {"riscv", NanConvention::canonical}}};
 
 }  // namespace
 

@@ -14,7 +14,7 @@ Policy policy_from_text(const PolicyText& o) {
   p.overflow = need(parse_overflow(o.overflow), "--overflow", o.overflow, "sat, nosat, satprop");
   p.subnormals = need(parse_subnormals(o.subnormals), "--subnormals", o.subnormals, "keep, ftz, daz, ftz+daz");
   p.tininess = need(parse_tininess(o.tininess), "--tininess", o.tininess, "after, before");
-  p.nan = need(parse_nan_convention(o.nan), "--nan", o.nan, "ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, canonical");
+  p.nan = need(parse_nan_convention(o.nan), "--nan", o.nan, "ieee, x86, arm, arm-dn, riscv, cuda, numpy, ml_dtypes, torch, canonical");
   if (is_stochastic(p.rounding)) {
     if (o.sr_bits < 1 || o.sr_bits > 32) {
       throw std::invalid_argument("--round " + o.round + " needs --sr-bits between 1 and 32");

@@ -56,6 +56,7 @@ enum class NanConvention : std::uint8_t {
   arm,        // ARM without default-NaN mode: ieee's, signaling operands first, positive default NaN
   numpy,      // numpy's float16 casts: sign and payload kept, not quieted
   ml_dtypes,  // ml_dtypes' casts: quiet, sign kept, payload dropped
+  torch,      // PyTorch's CPU casts: fp16 as ieee, bf16 0xFFFF, e5m2 sign | 0x7F
 };
 
 struct Policy {
