@@ -57,6 +57,13 @@ std::span<const ProvenPair> kernel_proven_pairs() {
         list.push_back({f, Policy{.overflow = o, .nan = NanConvention::cuda}});
       }
     }
+    // PyTorch's CPU casts x.to(dtype), as tests/torch/test_casts_every_float32.py
+    // found them on every float32 input: nearest-even, e4m3fn saturating
+    // (infinities too), the others not, NaNs as NanConvention::torch.
+    list.push_back({&formats::e4m3, Policy{.overflow = Overflow::sat, .nan = NanConvention::torch}});
+    for (const Format* f : {&formats::fp16, &formats::bf16, &formats::e5m2, &formats::e4m3fnuz, &formats::e5m2fnuz}) {
+      list.push_back({f, Policy{.nan = NanConvention::torch}});
+    }
     // E8M0 in nearest-even and in the two modes of Blackwell's
     // cvt.{rz,rp}.satfinite.ue8m0x2.f32 (an MX block's scale rounded down
     // or up), and fp32 and fp64 with the default policy: the sweeps of every
