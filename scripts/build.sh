@@ -22,7 +22,14 @@ if [[ -x .venv/bin/python ]]; then
   python=(-DPython3_EXECUTABLE="$PWD/.venv/bin/python" -DPython_EXECUTABLE="$PWD/.venv/bin/python"
           -DFMTCHECK_BUILD_PYTHON=ON)
 fi
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${python[@]}" >/dev/null
+# ccache, where present, keeps compiled objects across clones and runs (relative to the checkout, so
+# another clone of the same sources hits them too); compiler warnings are replayed from the cache.
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="$PWD"
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${python[@]}" "${launcher[@]}" >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 if [[ $strict == 0 ]]; then
