@@ -118,6 +118,12 @@ def test_bad_input_is_one_error(obj, message):
     assert message in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize("options,message", [({"formats": "fp17"}, "fp17"), ({"round": "up"}, "up")])
+def test_bad_options_are_the_same_error(options, message):
+    with pytest.raises(ft.Error, match=message):
+        ft.analyze(torch.ones(3), **options)
+
+
 def test_progress_bar_on_request(capsys):
     pytest.importorskip("tqdm", reason="the progress bar is tqdm's: pip install tqdm")
     m = torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(3)])

@@ -7,6 +7,7 @@ from typing import Any, List, Optional
 
 import fmtcheck
 
+from .errors import Error
 from .progress import bar
 from .tensors import host_batches, named_tensors
 
@@ -43,7 +44,10 @@ def analyze(obj: Any, formats: fmtcheck.Formats = "fp16,bf16,e4m3,e5m2", *, prog
     parts = []
     shown = bar(len(tensors), "fmtcheck analyze", progress, "tensor")
     for batch in host_batches(tensors, max_host_bytes):
-        parts.append(fmtcheck.analyze(batch, formats, **options))
+        try:
+            parts.append(fmtcheck.analyze(batch, formats, **options))
+        except (ValueError, TypeError) as e:  # a bad format or option, in fmtcheck's words
+            raise Error(str(e)) from None
         if shown is not None:
             shown.update(len(batch))
     if shown is not None:

@@ -101,7 +101,10 @@ class Recorder:
         self.optimizer = optimizer
         self.formats = fmtcheck._format_list(formats)
         self.policy = policy
-        fmtcheck.analyze({"probe": torch.zeros(1)}, self.formats, **policy)  # bad formats or policy: fail now
+        try:  # bad formats or policy: fail now, before any training step is spent
+            fmtcheck.analyze({"probe": torch.zeros(1)}, self.formats, **policy)
+        except (ValueError, TypeError) as e:
+            raise Error(str(e)) from None
         self.shard_bytes, self.verbose, self.show_progress = shard_bytes, verbose, progress
         self.out_dir = Path(out_dir)
         if torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1:
