@@ -1,9 +1,11 @@
 #include "fmtcheck/train/transformer.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "fmtcheck/train/exact_math.hpp"
+#include "fmtcheck/train/normalize.hpp"
 
 namespace fmtcheck::train {
 namespace {
@@ -66,52 +68,20 @@ SortTask slice(const SortTask& t, std::size_t first, std::size_t count) {
 
 LayerNorm::LayerNorm(std::string name, std::size_t width)
     : gamma{name + ".gamma", std::vector<float>(width, 1.0f), std::vector<float>(width)},
-      beta{name + ".beta", std::vector<float>(width, 0.0f), std::vector<float>(width)},
-      width_(width) {}
+      beta{name + ".beta", std::vector<float>(width, 0.0f), std::vector<float>(width)} {}
 
 std::vector<float> LayerNorm::forward(std::span<const float> x) {
-  const std::size_t rows = x.size() / width_;
-  const auto d = static_cast<float>(width_);
-  std::vector<float> y(x.size());
-  xhat_.resize(x.size());
-  rstd_.resize(rows);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* v = &x[r * width_];
-    float sum = 0.0f;
-    for (std::size_t c = 0; c < width_; ++c) sum += v[c];
-    const float mean = sum / d;
-    float squares = 0.0f;
-    for (std::size_t c = 0; c < width_; ++c) squares += (v[c] - mean) * (v[c] - mean);
-    rstd_[r] = 1.0f / std::sqrt(squares / d + 1e-5f);
-    for (std::size_t c = 0; c < width_; ++c) {
-      xhat_[r * width_ + c] = (v[c] - mean) * rstd_[r];
-      y[r * width_ + c] = xhat_[r * width_ + c] * gamma.value[c] + beta.value[c];
-    }
-  }
-  return y;
+  LayerNormResult r = layer_norm(x, gamma.value, beta.value, 1e-5f);
+  xhat_ = std::move(r.xhat);
+  rstd_ = std::move(r.rstd);
+  return std::move(r.y);
 }
 
 std::vector<float> LayerNorm::backward(std::span<const float> dy) {
-  const std::size_t rows = dy.size() / width_;
-  const auto d = static_cast<float>(width_);
-  std::fill(gamma.grad.begin(), gamma.grad.end(), 0.0f);
-  std::fill(beta.grad.begin(), beta.grad.end(), 0.0f);
-  std::vector<float> dx(dy.size()), g(width_);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* xh = &xhat_[r * width_];
-    float sum_g = 0.0f, sum_gx = 0.0f;
-    for (std::size_t c = 0; c < width_; ++c) {
-      const float v = dy[r * width_ + c];
-      g[c] = v * gamma.value[c];
-      gamma.grad[c] += v * xh[c];
-      beta.grad[c] += v;
-      sum_g += g[c];
-      sum_gx += g[c] * xh[c];
-    }
-    const float mean_g = sum_g / d, mean_gx = sum_gx / d;
-    for (std::size_t c = 0; c < width_; ++c) dx[r * width_ + c] = ((g[c] - mean_g) - xh[c] * mean_gx) * rstd_[r];
-  }
-  return dx;
+  LayerNormGrads g = layer_norm_backward(dy, gamma.value, xhat_, rstd_);
+  gamma.grad = std::move(g.dgamma);
+  beta.grad = std::move(g.dbeta);
+  return std::move(g.dx);
 }
 
 SortTransformer::SortTransformer(const SortTask& train, const SortTask& held_out, std::uint64_t seed)
@@ -165,17 +135,13 @@ std::vector<float> SortTransformer::attention(Autocast& ac, std::span<const floa
       const std::vector<float> k = columns(qkv, C, 3 * W, W + h * HS, HS, b * C);
       const std::vector<float> v = columns(qkv, C, 3 * W, 2 * W + h * HS, HS, b * C);
       const std::vector<float> scores = ac.activation_matmul("attn.scores", q, k, C, C, HS);
-      float* p = &probs_[(b * H + h) * C * C];
+      std::vector<float> scaled(C * C, -std::numeric_limits<float>::infinity());
       for (std::size_t t = 0; t < C; ++t) {  // causal: position t sees 0..t
-        float top = scores[t * C] * score_scale;
-        for (std::size_t j = 1; j <= t; ++j) top = std::max(top, scores[t * C + j] * score_scale);
-        float sum = 0.0f;
-        for (std::size_t j = 0; j <= t; ++j) {
-          p[t * C + j] = exp_f32(scores[t * C + j] * score_scale - top);
-          sum += p[t * C + j];
-        }
-        for (std::size_t j = 0; j <= t; ++j) p[t * C + j] = p[t * C + j] / sum;
+        for (std::size_t j = 0; j <= t; ++j) scaled[t * C + j] = scores[t * C + j] * score_scale;
       }
+      const std::vector<float> probs = softmax_rows(scaled, C);
+      float* p = &probs_[(b * H + h) * C * C];
+      std::copy(probs.begin(), probs.end(), p);
       const std::vector<float> pa = ac.to_activation("attn.probs", {p, p + C * C});
       std::copy(pa.begin(), pa.end(), probs_act_.begin() + static_cast<std::ptrdiff_t>((b * H + h) * C * C));
       const std::vector<float> o = ac.activation_matmul("attn.output", pa, transpose<float>(v, C, HS), C, HS, C);
@@ -198,13 +164,9 @@ std::vector<float> SortTransformer::attention_backward(Autocast& ac, std::span<c
       const std::vector<float> dp = ac.activation_matmul("attn.grad_probs", dout_bh, v, C, C, HS);
       const std::vector<float> dv = ac.activation_matmul("attn.grad_values", transpose<float>(pa, C, C),
                                                          transpose<float>(dout_bh, C, HS), C, HS, C);
-      // torch's softmax backward: p·(dp - sum(dp·p)), then the score scale.
-      std::vector<float> ds(C * C);
-      for (std::size_t t = 0; t < C; ++t) {
-        float dot = 0.0f;
-        for (std::size_t j = 0; j < C; ++j) dot += dp[t * C + j] * p[t * C + j];
-        for (std::size_t j = 0; j < C; ++j) ds[t * C + j] = p[t * C + j] * (dp[t * C + j] - dot) * score_scale;
-      }
+      // torch's softmax backward, then the score scale.
+      std::vector<float> ds = softmax_rows_backward(p, dp, C);
+      for (float& d : ds) d *= score_scale;
       const std::vector<float> dsa = ac.to_activation("attn.grad_scores", std::move(ds));
       const std::vector<float> dq = ac.activation_matmul("attn.grad_query", dsa, transpose<float>(k, C, HS), C, HS, C);
       const std::vector<float> dk = ac.activation_matmul("attn.grad_key", transpose<float>(dsa, C, C),

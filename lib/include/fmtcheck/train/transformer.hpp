@@ -41,11 +41,8 @@ SortTask slice(const SortTask& t, std::size_t first, std::size_t count);
 using SortSplit = Split<SortTask>;
 inline SortSplit split_sort_task(const SortTask& all) { return split_examples(all, 1800, "the sort task"); }
 
-// float32 layer norm over the last dimension (eps 1e-5, biased variance):
-// mean = sum(x)/d, var = sum((x - mean)²)/d, rstd = 1/sqrt(var + eps),
-// y = ((x - mean)·rstd)·gamma + beta. Backward with g = dy·gamma:
-// dx = ((g - sum(g)/d) - xhat·(sum(g·xhat)/d))·rstd; gamma and beta
-// accumulate dy·xhat and dy over rows in order.
+// float32 layer norm over the last dimension, eps 1e-5 (normalize.hpp), with
+// its parameters; backward sets their gradients.
 class LayerNorm {
  public:
   explicit LayerNorm(std::string name, std::size_t width);
@@ -54,7 +51,6 @@ class LayerNorm {
   Parameter gamma, beta;
 
  private:
-  std::size_t width_;
   std::vector<float> xhat_, rstd_;
 };
 
