@@ -19,10 +19,9 @@
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
 #include "common/table.hpp"
-#include "fmtcheck/train/digits.hpp"
 #include "fmtcheck/train/memory.hpp"
+#include "fmtcheck/train/task.hpp"
 #include "fmtcheck/train/trainer.hpp"
-#include "fmtcheck/train/transformer.hpp"
 
 namespace fmtcheck::cli {
 namespace {
@@ -40,27 +39,6 @@ struct TrainArgs {
   double infer_tolerance = 0.01;  // relative rise of the held-out loss that still counts as no loss
   double params = 0;  // also tabulate memory for a model this size
   std::string csv, json;
-};
-
-// The model's data, split into training and held-out examples.
-class Task {
- public:
-  Task(const std::string& model, const std::string& path) : model_(model) {
-    if (model == "mlp") {
-      digits_ = train::split_digits(train::read_digits(path));
-    } else {
-      sort_ = train::split_sort_task(train::read_sort_task(path));
-    }
-  }
-  [[nodiscard]] std::unique_ptr<train::Model> make_model(std::uint64_t seed) const {
-    if (model_ == "mlp") return std::make_unique<train::DigitsMlp>(digits_.train, digits_.held_out, seed);
-    return std::make_unique<train::SortTransformer>(sort_.train, sort_.held_out, seed);
-  }
-
- private:
-  std::string model_;
-  train::DigitsSplit digits_;
-  train::SortSplit sort_;
 };
 
 struct RecipeRun {
@@ -431,7 +409,7 @@ int run_train(TrainArgs& a) {
     throw UsageError("--init-scale must be a positive finite number");
   }
   if (a.data.empty()) a.data = bundled_data(a.model == "mlp" ? "digits/digits.csv.gz" : "sort/sort.csv.gz", "--data");
-  std::optional<Task> task;
+  std::optional<train::Task> task;
   try {
     task.emplace(a.model, a.data);
   } catch (const std::invalid_argument& e) {
