@@ -13,6 +13,7 @@ void bind_tensor_core(nanobind::module_& m);
 void bind_fresh_memory(nanobind::module_& m);
 void bind_dlpack_view(nanobind::module_& m);
 void bind_recipe_casts(nanobind::module_& m);
-void bind_digits_trainer(nanobind::module_& m);
+void bind_trainer(nanobind::module_& m);
+void bind_exact_math(nanobind::module_& m);
 
 }  // namespace fmtcheck::python

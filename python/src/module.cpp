@@ -13,5 +13,6 @@ NB_MODULE(_core, m) {
   fmtcheck::python::bind_fresh_memory(m);
   fmtcheck::python::bind_dlpack_view(m);
   fmtcheck::python::bind_recipe_casts(m);
-  fmtcheck::python::bind_digits_trainer(m);
+  fmtcheck::python::bind_trainer(m);
+  fmtcheck::python::bind_exact_math(m);
 }

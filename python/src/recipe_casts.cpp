@@ -1,9 +1,7 @@
 // The training emulator's precision layer (fmtcheck/train/autocast.hpp) for
 // fmtcheck.torch.emulate: a recipe's operand casts and scaling, the GEMM of a
-// tensor-core preset, the rounding to the activation format, and the float32
-// arithmetic `fmtcheck train` fixes (FMA-chain matmul, in-order column sums,
-// correctly rounded softmax cross-entropy). Python composes these calls; every
-// rounding happens here, in the library.
+// tensor-core preset and the rounding to the activation format. Python
+// composes these calls; every rounding happens here, in the library.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -13,8 +11,6 @@
 #include "bindings.hpp"
 #include "float_arrays.hpp"
 #include "fmtcheck/train/autocast.hpp"
-#include "fmtcheck/train/exact_math.hpp"
-#include "fmtcheck/train/layers.hpp"
 
 namespace fmtcheck::python {
 namespace {
@@ -98,36 +94,6 @@ class RecipeCasts {
   std::unique_ptr<train::Autocast> autocast_;
 };
 
-FloatArray matmul_fma(const Array& a, const Array& b, std::size_t m, std::size_t n, std::size_t k) {
-  const auto x = floats_of(a, "a"), y = floats_of(b, "b");
-  if (x.size() != m * k || y.size() != n * k) throw std::invalid_argument("A must be M x K and B N x K");
-  std::vector<float> d;
-  {
-    nb::gil_scoped_release unlocked;
-    d = train::matmul_fma(x, y, m, n, k);
-  }
-  return to_numpy(std::move(d), {m, n});
-}
-
-FloatArray column_sums(const Array& x, std::size_t rows, std::size_t cols) {
-  const auto v = floats_of(x, "x");
-  if (v.size() != rows * cols) throw std::invalid_argument("x must be rows x cols");
-  return to_numpy(train::column_sums(v, rows, cols), {cols});
-}
-
-using Labels = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu, std::int32_t>;
-
-nb::tuple softmax_cross_entropy(const Array& logits, const Labels& labels, std::size_t classes, float loss_scale) {
-  const auto l = floats_of(logits, "logits");
-  const std::span<const int> y(labels.data(), labels.size());
-  if (l.size() != y.size() * classes) throw std::invalid_argument("logits must be rows x classes");
-  for (const int c : y) {
-    if (c < 0 || static_cast<std::size_t>(c) >= classes) throw std::invalid_argument("a label is out of range");
-  }
-  train::LossResult r = train::softmax_cross_entropy(l, y, classes, loss_scale);
-  return nb::make_tuple(r.loss, to_numpy(std::move(r.grad), {y.size(), classes}));
-}
-
 }  // namespace
 
 void bind_recipe_casts(nb::module_& m) {
@@ -157,12 +123,6 @@ void bind_recipe_casts(nb::module_& m) {
     for (const std::string_view n : train::recipe_names()) out.emplace_back(n);
     return out;
   }, "The recipes of `fmtcheck train`.");
-  m.def("matmul_fma", &matmul_fma, nb::arg("a"), nb::arg("b"), nb::arg("m"), nb::arg("n"), nb::arg("k"),
-        "A.B^T (A m x k, B n x k) as fmtcheck train's float32 FMA chain, k in order.");
-  m.def("column_sums", &column_sums, nb::arg("x"), nb::arg("rows"), nb::arg("cols"),
-        "Column sums in float32, rows in order.");
-  m.def("softmax_cross_entropy", &softmax_cross_entropy, nb::arg("logits"), nb::arg("labels"), nb::arg("classes"),
-        nb::arg("loss_scale"), "fmtcheck train's exact mean cross-entropy: (loss, gradient of loss x loss_scale).");
 }
 
 }  // namespace fmtcheck::python

@@ -2,7 +2,7 @@
 models.py), run under emulate with train's initial weights, batches and recipe, gives train's loss,
 loss scale, skip decision, weights and per-tensor cast counts at every step, bit for bit.
 
-The reference is train's C++ Trainer itself (fmtcheck._core.DigitsTrainer, the CLI's code), whose
+The reference is train's C++ Trainer itself (fmtcheck._core.Trainer, the CLI's code), whose
 arithmetic has its own numpy reference (tests/train). The torch side runs the model as torch modules;
 only the loss is train's exactly rounded cross-entropy (fmtcheck.torch.cross_entropy), and the
 optimizer is torch.optim.SGD's rule written without its fused add (see TrainSgd)."""
@@ -58,7 +58,7 @@ def run(recipe, gpu, steps, digits, emulated=True, init_scale=65536.0, growth_in
     `skips` (a list) collects the steps train skipped; `named`: emulate is given the model (its
     module paths name the casts, as train's, and are compared)."""
     x, y = digits
-    ref = _core.DigitsTrainer(str(DATA), recipe, gpu, init_scale=init_scale, growth_interval=growth_interval)
+    ref = _core.Trainer("mlp", str(DATA), recipe, gpu, init_scale=init_scale, growth_interval=growth_interval)
     model = DigitsMlp()
     with torch.no_grad():
         for n, p in model.named_parameters():
