@@ -9,7 +9,7 @@ it does not emulate raise Error instead of running unemulated."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -70,14 +70,22 @@ class emulate:
         self._totals: Dict[str, Dict[str, float]] = {}
         self._mode = _Mode(self)
         self._hooks = []
+        # Called with each ended step's casts, also the steps emulate starts by itself (one per forward
+        # under gradient accumulation): how a Recorder sees them all.
+        self.on_step: Optional[Callable[[list], None]] = None
 
     # -- steps and names ---------------------------------------------------------------------------
-    def step(self) -> None:
-        """Ends the current step: its counts join the totals and its names are free again."""
-        self._fold(self.casts.step_stats(), self._totals)
+    def step(self) -> list:
+        """Ends the current step: its counts join the totals and its names are free again. Returns the
+        ended step's casts, [(name, amax, scale, flag counts)] in the order first cast."""
+        stats = self.casts.step_stats()
+        self._fold(stats, self._totals)
+        if self.on_step is not None:
+            self.on_step(stats)
         self.casts.begin_step()
         self._used.clear()
         self._backward_seen = False
+        return stats
 
     def _pre(self, module, _args):
         if module is self.model and not self._stack and self._used:

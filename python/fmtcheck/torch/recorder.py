@@ -4,8 +4,6 @@ computed in-process by the library, and ends with the verdict `fmtcheck analyze`
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from pathlib import Path
@@ -17,8 +15,10 @@ import fmtcheck
 
 from . import scaler_state
 from .analyze import merge
+from .emulated_casts import COLUMNS as EMULATED_COLUMNS, EmulatedCasts
 from .errors import Error
 from .progress import bar
+from .summary_rows import csv_text, fmtcheck_number, worst_tensors
 from .tensors import check, is_value_tensor
 from .trace_files import check_writable, write_step, write_text
 
@@ -76,12 +76,17 @@ class Recorder:
     summary.csv and summary.json. Under torch.distributed each rank writes out_dir/rank_NNNNN/.
     Bad input (no parameters, meta tensors, an unreadable dtype, an out_dir that cannot be written, a
     full disk) raises fmtcheck.torch.Error; a step file is complete or absent.
+
+    ``emulate``: the fmtcheck.torch.emulate the loop runs under. Its casts' counts then end their
+    steps with the Recorder's, every step whatever `every`, as ``emulated`` (one row per step and
+    cast: ``EMULATED_COLUMNS``) and emulated.csv, and the report says what the casts lost.
     """
 
     def __init__(self, model: torch.nn.Module, out_dir: Union[str, os.PathLike], every: int = 1,
                  record: Sequence[str] = ("grad", "activation", "weight"), scaler: Any = None,
                  optimizer: Optional[torch.optim.Optimizer] = None, formats: fmtcheck.Formats = "fp16,bf16,e4m3,e5m2",
-                 shard_bytes: int = 1 << 30, verbose: bool = True, progress: Optional[bool] = None, **policy: Any):
+                 shard_bytes: int = 1 << 30, verbose: bool = True, progress: Optional[bool] = None,
+                 emulate: Any = None, **policy: Any):
         if not isinstance(model, torch.nn.Module):
             raise Error(f"model is a {type(model).__name__}, not a torch.nn.Module")
         if isinstance(record, str):
@@ -106,6 +111,7 @@ class Recorder:
         except (ValueError, TypeError) as e:
             raise Error(str(e)) from None
         self.shard_bytes, self.verbose, self.show_progress = shard_bytes, verbose, progress
+        self._emulated = EmulatedCasts(emulate) if emulate is not None else None
         self.out_dir = Path(out_dir)
         if torch.distributed.is_available() and torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1:
             self.out_dir = self.out_dir / f"rank_{torch.distributed.get_rank():05d}"
@@ -156,6 +162,8 @@ class Recorder:
         elif self.optimizer is not None:
             self._handles.append(self.optimizer.register_step_post_hook(lambda *_: self._end_step()))
         self._bar = bar(None, "fmtcheck recording", self.show_progress, "step")
+        if self._emulated is not None:
+            self._emulated.attach()
         self._open = True
 
     def step(self) -> None:
@@ -174,6 +182,8 @@ class Recorder:
         self._handles.clear()
         if self.scaler is not None:
             del self.scaler.update  # the class's own method again
+        if self._emulated is not None:
+            self._emulated.detach(self.step_index)
         self._pending.clear()
         if self._bar is not None:
             self._bar.close()
@@ -240,6 +250,8 @@ class Recorder:
                    "next_scale": next_scale, "recorded": recorded}
             self.scaler_rows.append(row)
             self._scaler_csv.add(",".join(fmtcheck_number(row[c]) for c in SCALER_COLUMNS))
+        if self._emulated is not None:
+            self._emulated.end_step(step)
         self.step_index += 1
         if self._bar is not None:
             self._bar.update(1)
@@ -265,6 +277,12 @@ class Recorder:
             self.summary.append({"step": step, "tensor": r["tensor"], "format": r["format"],
                                  **{k: m[k] for k in SUMMARY_MEASURES}})
 
+    @property
+    def emulated(self) -> List[Dict[str, Any]]:
+        """With ``emulate=``: per step and cast of the emulated recipe, the counts of
+        ``EMULATED_COLUMNS`` (what emulate's ``summary`` totals); else empty."""
+        return self._emulated.rows if self._emulated is not None else []
+
     # -- the report --------------------------------------------------------------------------------
 
     def analysis(self) -> Optional[fmtcheck.Analysis]:
@@ -282,6 +300,8 @@ class Recorder:
             text += wrap("GradScaler: ", f"{skipped} of {len(self.scaler_rows)} steps skipped for inf/NaN gradients, "
                          f"scale {fmtcheck_number(self.scaler_rows[0]['scale'])} -> "
                          f"{fmtcheck_number(self.scaler_rows[-1]['next_scale'])} (scaler.csv)", width)
+        if self._emulated is not None:
+            text += self._emulated.report(width)
         whole = self.analysis()
         if whole is None:
             return text + "nothing was recorded: no step ended inside the Recorder\n"
@@ -299,54 +319,20 @@ class Recorder:
         """The tensors that lose most values over the recorded steps (overflow or saturation plus
         underflow to zero, as a share of their values, in the format where it is largest): a table of
         their overflow / underflow shares per format, fitted to `width` columns."""
-        totals: Dict[str, Dict[str, List[int]]] = {}
-        for r in self.summary:
-            t = totals.setdefault(r["tensor"], {}).setdefault(r["format"], [0, 0, 0])
-            t[0] += int(r["values"])
-            t[1] += int(r["overflow"] + r["saturated"])
-            t[2] += int(r["underflow_to_zero"])
-        lost = {name: max((o + u) / max(n, 1) for n, o, u in fmts.values()) for name, fmts in totals.items()}
-        worst = [name for name in sorted(lost, key=lambda n: -lost[n]) if lost[name] > 0][:count]
-        if not worst:
-            return ""
-        formats = list(totals[worst[0]])
-
-        def pct(k, n):
-            return "0" if k == 0 else f"{100 * k / n:.2g}%"
-
-        cells = [[name] + [f"{pct(o, n)} / {pct(u, n)}" for n, o, u in (totals[name][f] for f in formats)]
-                 for name in worst]
-        widths = [max(len(c[i]) for c in cells + [["tensor"] + formats]) for i in range(len(formats) + 1)]
-        room = width - sum(widths[1:]) - 2 * len(formats)
-        if widths[0] > room:  # long module paths: cut in the middle, keeping the role
-            widths[0] = max(room, 16)
-            for c in cells:
-                c[0] = c[0] if len(c[0]) <= widths[0] else c[0][:(widths[0] - 3) // 2] + "..." + \
-                    c[0][len(c[0]) - (widths[0] - 3 - (widths[0] - 3) // 2):]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [["tensor"] + formats] + cells]
-        head = f"the tensors that lose most values (overflow / underflow to zero, over {len(self.recorded_steps)} steps):"
-        return head + "\n" + "\n".join(lines) + "\n"
+        return worst_tensors(self.summary, "format", f"the tensors that lose most values (overflow / underflow to "
+                             f"zero, over {len(self.recorded_steps)} steps):", count, width)
 
     def _write_summary(self, text: str) -> None:
         write_text(self.out_dir / "verdict.txt", text)
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
-        w.writerow(("step", "tensor", "format") + SUMMARY_MEASURES)
-        for r in self.summary:
-            w.writerow([fmtcheck_number(r[k]) for k in ("step", "tensor", "format") + SUMMARY_MEASURES])
-        write_text(self.out_dir / "summary.csv", out.getvalue())
+        write_text(self.out_dir / "summary.csv", csv_text(self.summary, ("step", "tensor", "format") + SUMMARY_MEASURES))
+        if self._emulated is not None:
+            write_text(self.out_dir / "emulated.csv", csv_text(self.emulated, EMULATED_COLUMNS))
         doc = {"steps": self.step_index, "recorded_steps": self.recorded_steps, "every": self.every,
                "record": list(self.record), "formats": self.formats,
                "gradients": "unscaled by GradScaler's scale" if self.scaler_rows else "as computed",
                "scaler": scaler_state.settings_of(self.scaler) if self.scaler else None,
-               "scaler_steps": self.scaler_rows, "summary": self.summary, "verdict": text}
+               "scaler_steps": self.scaler_rows, "summary": self.summary,
+               "emulate": {"recipe": self._emulated.em.recipe, "gpu": self._emulated.em.gpu} if self._emulated else None,
+               "emulated": self.emulated, "verdict": text}
         write_text(self.out_dir / "summary.json", json.dumps(doc, indent=1) + "\n")
 
-
-def fmtcheck_number(v: Any) -> str:
-    """A cell as the CLI writes numbers: whole numbers without ".0", booleans as true/false."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
