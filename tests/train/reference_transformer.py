@@ -141,9 +141,11 @@ class Transformer:
         dhf = np.zeros((len(self.inputs), W), dtype=F32)
         dhf[self.selected] = dsel
         dx3 = self.lnf.backward(dhf)
-        dfc1 = np.where(self.fc1_out > 0, self.fc2.backward(ac, dx3, True), F32(0)).astype(F32)
+        # A residual branch's Linear gets its gradient in the activation format, as under torch autocast.
+        dfc1 = np.where(self.fc1_out > 0, self.fc2.backward(ac, ac.to_activation("mlp.fc2.output.grad", dx3), True),
+                        F32(0)).astype(F32)
         dx2 = (dx3 + self.ln2.backward(self.fc1.backward(ac, dfc1, True))).astype(F32)
-        dqkv = self.attention_backward(ac, self.proj.backward(ac, dx2, True))
+        dqkv = self.attention_backward(ac, self.proj.backward(ac, ac.to_activation("attn.proj.output.grad", dx2), True))
         dx = (dx2 + self.ln1.backward(self.qkv.backward(ac, dqkv, True))).astype(F32)
         self.gtok = np.zeros_like(self.tok)
         self.gpos = np.zeros_like(self.pos)

@@ -220,10 +220,15 @@ void SortTransformer::backward(Autocast& ac, std::span<const float> dlogits) {
                   dhf.begin() + static_cast<std::ptrdiff_t>((b * C + t) * W));
     }
   }
+  // A residual add's gradient reaches its branch's Linear in the activation
+  // format (torch autocast: the Linear's output was in it, and autograd casts
+  // a gradient to its tensor's dtype), the residual stream's in float32.
   const std::vector<float> dx3 = ln_final_.backward(dhf);
-  const std::vector<float> dfc1 = relu_backward(fc1_out_, fc2_.backward(ac, dx3, true));
+  const std::vector<float> dfc1 =
+      relu_backward(fc1_out_, fc2_.backward(ac, ac.to_activation("mlp.fc2.output.grad", dx3), true));
   const std::vector<float> dx2 = add(dx3, ln2_.backward(fc1_.backward(ac, dfc1, true)));
-  const std::vector<float> dqkv = attention_backward(ac, proj_.backward(ac, dx2, true));
+  const std::vector<float> dqkv =
+      attention_backward(ac, proj_.backward(ac, ac.to_activation("attn.proj.output.grad", dx2), true));
   const std::vector<float> dx = add(dx2, ln1_.backward(qkv_.backward(ac, dqkv, true)));
   std::fill(token_embedding_.grad.begin(), token_embedding_.grad.end(), 0.0f);
   std::fill(position_embedding_.grad.begin(), position_embedding_.grad.end(), 0.0f);
