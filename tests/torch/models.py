@@ -56,6 +56,48 @@ class SortTransformer(torch.nn.Module):
         return self.head(h)
 
 
+class TrainSortTransformer(torch.nn.Module):
+    """`fmtcheck train --model transformer` written in torch, op for op as train computes it
+    (lib/src/train/transformer.cpp): token and position embeddings, one pre-norm block with causal
+    2-head attention (scores scaled by 1/4, softmax) and a ReLU MLP, a final layer norm, and the head
+    on the separator and the positions after it. Its float32 ops equal train's under
+    `emulate(..., exact_ops=True)`; parameters are named so that `train_name` maps them to train's."""
+
+    width, heads, hidden, context, vocabulary, first_predicted = 32, 2, 64, 12, 9, 6
+
+    def __init__(self):
+        super().__init__()
+        w = self.width
+        self.embedding = torch.nn.ModuleDict({"token": torch.nn.Embedding(self.vocabulary, w),
+                                              "position": torch.nn.Embedding(self.context, w)})
+        self.ln1, self.ln2, self.ln_final = torch.nn.LayerNorm(w), torch.nn.LayerNorm(w), torch.nn.LayerNorm(w)
+        self.attn = torch.nn.ModuleDict({"qkv": torch.nn.Linear(w, 3 * w), "proj": torch.nn.Linear(w, w)})
+        self.mlp = torch.nn.ModuleDict({"fc1": torch.nn.Linear(w, self.hidden), "fc2": torch.nn.Linear(self.hidden, w)})
+        self.head = torch.nn.Linear(w, self.vocabulary)
+        self.register_buffer("causal", torch.triu(torch.ones(self.context, self.context, dtype=torch.bool), 1))
+
+    @staticmethod
+    def train_name(name):
+        """train's name of a parameter ("ln1.weight" -> "ln1.gamma", "embedding.token.weight" ->
+        "embedding.token")."""
+        if name.startswith("embedding."):
+            return name.removesuffix(".weight")
+        if name.startswith("ln"):
+            return name.replace(".weight", ".gamma").replace(".bias", ".beta")
+        return name
+
+    def forward(self, tokens):  # batch x context tokens -> (batch * 6) x vocabulary logits
+        b, c = tokens.shape
+        w, h = self.width, self.heads
+        x = self.embedding["token"](tokens) + self.embedding["position"](torch.arange(c).expand(b, c))
+        q, k, v = self.attn["qkv"](self.ln1(x)).view(b, c, 3, h, w // h).permute(2, 0, 3, 1, 4)
+        scores = ((q @ k.transpose(-1, -2)) * 0.25).masked_fill(self.causal[:c, :c], float("-inf"))
+        heads = torch.nn.functional.softmax(scores, dim=-1) @ v
+        x2 = x + self.attn["proj"](heads.transpose(1, 2).reshape(b, c, w))
+        x3 = x2 + self.mlp["fc2"](torch.relu(self.mlp["fc1"](self.ln2(x2))))
+        return self.head(self.ln_final(x3)[:, self.first_predicted:].reshape(-1, w))
+
+
 def digits(seed=0, batch=32):
     """The MLP, its batches (pixels 0..16 scaled by 1/16, labels) and cross-entropy."""
     torch.manual_seed(seed)

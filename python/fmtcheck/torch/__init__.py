@@ -8,7 +8,8 @@
 - ``TrainerCallback(out_dir)``: the Recorder inside Hugging Face ``Trainer.train()``.
 - ``emulate(recipe=..., gpu=..., model=...)``: a context manager that computes the model's GEMMs as a
   recipe of `fmtcheck train` on a GPU's tensor cores would, bit for bit, and counts what each cast did;
-  ``cross_entropy``: train's exactly rounded loss.
+  ``cross_entropy``, ``softmax``, ``layer_norm``: train's float32 ops in a fixed order, exp and log
+  correctly rounded (the same bits on every machine).
 
 Imported only with torch installed (``pip install fmtcheck[torch]``). Bad input raises ``Error``.
 """
@@ -16,10 +17,10 @@ Imported only with torch installed (``pip install fmtcheck[torch]``). Bad input 
 from .analyze import analyze
 from .emulate import emulate
 from .errors import Error
-from .exact_loss import cross_entropy
+from .exact_ops import cross_entropy, layer_norm, softmax
 from .recorder import Recorder
 
-__all__ = ["Error", "Recorder", "TrainerCallback", "analyze", "cross_entropy", "emulate"]
+__all__ = ["Error", "Recorder", "TrainerCallback", "analyze", "cross_entropy", "emulate", "layer_norm", "softmax"]
 
 
 def __getattr__(name: str):

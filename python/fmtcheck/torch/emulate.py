@@ -16,6 +16,7 @@ from torch.overrides import TorchFunctionMode
 
 from fmtcheck import _core
 
+from . import exact_ops
 from .errors import Error
 from .recipe_gemm import ActivationMatmul, RecipeLinear
 
@@ -37,6 +38,17 @@ _UNEMULATED_NAMES = {
 }
 UNEMULATED = {getattr(owner, n) for owner, names in _UNEMULATED_NAMES.items() for n in names.split()
               if hasattr(owner, n)}
+
+
+def _softmax(x, dim=None, _stacklevel=3, dtype=None):  # F.softmax's, torch.softmax's and Tensor.softmax's
+    if dim is None:
+        raise Error("softmax without dim: name the dimension (the exact softmax does not guess one)")
+    return exact_ops.softmax(x, dim, dtype)
+
+
+# exact_ops=True: torch's float32 ops that fmtcheck train defines, computed in its fixed order.
+EXACT_OPS = {F.layer_norm: exact_ops.layer_norm, F.cross_entropy: exact_ops.cross_entropy,
+             F.softmax: _softmax, torch.softmax: _softmax, torch.Tensor.softmax: _softmax}
 MEASURES = ("values", "overflow", "saturated", "underflow_to_zero", "nan_produced")
 
 
@@ -55,14 +67,20 @@ class emulate:
 
     `model` names the casts by module path ("fc1:input", "fc1:grad_output"); each call of it starts a
     step (delayed scaling's amax history advances per step). Without it, a GEMM after a backward
-    starts one and names are the op's ("linear", "linear#1", ...). CPU float32 tensors only."""
+    starts one and names are the op's ("linear", "linear#1", ...). CPU float32 tensors only.
 
-    def __init__(self, recipe: str = "fp32", gpu: str = "hopper", model: Optional[torch.nn.Module] = None):
+    `exact_ops=True` also computes layer_norm, softmax and cross_entropy as fmtcheck train does
+    (fmtcheck.torch.layer_norm, softmax, cross_entropy: sums in order, exp and log correctly
+    rounded) instead of torch's kernels, whose order no one publishes: the whole run is then the
+    same bits on every machine, and a model written as train's equals train bit for bit."""
+
+    def __init__(self, recipe: str = "fp32", gpu: str = "hopper", model: Optional[torch.nn.Module] = None,
+                 exact_ops: bool = False):
         try:
             self.casts = _core.RecipeCasts(recipe, gpu)
         except ValueError as e:
             raise Error(str(e)) from None
-        self.recipe, self.gpu, self.model = recipe, gpu, model
+        self.recipe, self.gpu, self.model, self.exact_ops = recipe, gpu, model, exact_ops
         self._paths = {m: p for p, m in model.named_modules()} if model is not None else {}
         self._stack = []  # module paths of the forward calls now running
         self._used: Dict[str, int] = {}  # names taken in this step
@@ -193,6 +211,8 @@ class _Mode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.em.exact_ops and func in EXACT_OPS:
+            return EXACT_OPS[func](*args, **kwargs)
         if func in LINEAR:
             return self.em.linear(*args, **kwargs)
         if func in MATMUL:
