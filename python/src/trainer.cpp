@@ -41,6 +41,9 @@ class Trainer {
     nb::dict tensors;  // what each cast did: name -> flag counts
     for (const auto& [name, stats] : r.tensors) tensors[name.c_str()] = flag_dict(stats.flags);
     d["tensors"] = tensors;
+    nb::list updates;  // per parameter: (name, nonzero updates, updates the stored weight lost)
+    for (const train::UpdateCounts& u : r.updates) updates.append(nb::make_tuple(u.name, u.nonzero, u.lost));
+    d["updates"] = updates;
     return d;
   }
   // name -> a copy of the float32 values, flat (fc1.weight 32x64 row-major, ...).
@@ -65,7 +68,7 @@ void bind_trainer(nb::module_& m) {
                     std::size_t, double, int>(),
            nb::arg("model"), nb::arg("data"), nb::arg("recipe"), nb::arg("gpu") = "hopper", nb::arg("seed") = 0,
            nb::arg("batch") = 32, nb::arg("init_scale") = 65536.0, nb::arg("growth_interval") = 2000)
-      .def("step", &Trainer::step, "One training step: {loss, loss_scale, skipped, grad_norm, tensors}.")
+      .def("step", &Trainer::step, "One training step: {loss, loss_scale, skipped, grad_norm, tensors, updates}.")
       .def("parameters", &Trainer::parameters, "The float32 weights now, by name.");
 }
 

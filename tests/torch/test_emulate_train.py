@@ -92,10 +92,12 @@ def emulate_name(train_name, linears, head):
     return None
 
 
-def run(task, recipe, gpu, steps, emulated=True, init_scale=65536.0, growth_interval=2000, skips=None, named=True):
+def run(task, recipe, gpu, steps, emulated=True, init_scale=65536.0, growth_interval=2000, skips=None, named=True,
+        masters=False):
     """Steps of train and of the torch model side by side; returns the first difference, or None.
     `skips` (a list) collects the steps train skipped; `named`: emulate is given the model (its
-    module paths name the casts, as train's, and are compared)."""
+    module paths name the casts, as train's, and are compared); `masters`: float32 SGD even under a
+    pure recipe."""
     t = TASKS[task]()
     model = t.model
     ref = _core.Trainer(task, str(t.data), recipe, gpu, init_scale=init_scale, growth_interval=growth_interval)
@@ -103,9 +105,14 @@ def run(task, recipe, gpu, steps, emulated=True, init_scale=65536.0, growth_inte
         for n, p in model.named_parameters():
             p.copy_(torch.from_numpy(ref.parameters()[t.train_name(n)]).reshape(p.shape))
     linears = [n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
-    opt = TrainSgd(model.parameters())
+    pure = "-pure" in recipe and not masters
+    if pure:  # train's optimizer on weights stored in the recipe's format, parameters in train's order
+        by_name = {t.train_name(n): p for n, p in model.named_parameters()}
+        opt = ft.Optimizer([(n, by_name[n]) for n in ref.parameters()], recipe=recipe)
+    else:
+        opt = TrainSgd(model.parameters())
     scaler = torch.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=growth_interval) \
-        if recipe == "fp16" else None
+        if recipe.startswith("fp16") else None
     em = ft.emulate(recipe, gpu, model=model if named else None, exact_ops=True)
     compared = 0
     for s in range(steps):
@@ -129,6 +136,8 @@ def run(task, recipe, gpu, steps, emulated=True, init_scale=65536.0, growth_inte
             skips.append(s)
         if float(loss.detach()) != r["loss"] or scale != r["loss_scale"]:
             return f"step {s}: loss {float(loss.detach())!r} scale {scale}, train {r['loss']!r} scale {r['loss_scale']}"
+        if pure and not r["skipped"] and [tuple(u) for u in opt.lost] != [tuple(u) for u in r["updates"]]:
+            return f"step {s}: lost updates {opt.lost} != train's {r['updates']}"
         w = ref.parameters()
         for n, p in model.named_parameters():
             if not np.array_equal(p.detach().numpy().reshape(-1), w[t.train_name(n)]):
@@ -154,7 +163,12 @@ CASES = [("mlp", "fp32", "hopper", 150), ("mlp", "tf32", "hopper", 150), ("mlp",
          ("transformer", "fp32", "hopper", 30), ("transformer", "tf32", "hopper", 10),
          ("transformer", "bf16", "hopper", 15), ("transformer", "fp16", "hopper", 15),
          ("transformer", "fp8-current", "hopper", 8), ("transformer", "fp8-delayed", "hopper", 8),
-         ("transformer", "mxfp8", "blackwell", 4)]
+         ("transformer", "mxfp8", "blackwell", 4),
+         # pure low-precision training through fmtcheck.torch.Optimizer
+         ("mlp", "bf16-pure", "hopper", 60), ("mlp", "bf16-pure-sr", "hopper", 60),
+         ("mlp", "bf16-pure-kahan", "hopper", 60), ("mlp", "fp16-pure-fp32-states", "hopper", 60),
+         ("mlp", "fp16-pure-sr", "hopper", 60), ("transformer", "bf16-pure-sr", "hopper", 10),
+         ("transformer", "fp16-pure-kahan", "hopper", 10)]
 
 
 @pytest.mark.parametrize("task,recipe,gpu,steps", CASES, ids=[f"{t}-{r}-{g}" for t, r, g, _ in CASES])
@@ -181,6 +195,12 @@ def test_without_emulate_torch_misses_trains_bits(task):
     """The same loop without emulate (torch's own float32 GEMMs): train's weights are missed, so the
     equality above is emulate's doing, not the model's."""
     assert run(task, "fp32", "hopper", 5, emulated=False) is not None
+
+
+def test_pure_recipes_need_their_optimizer():
+    """bf16-pure with a float32-master SGD instead of fmtcheck.torch.Optimizer: train's weights (kept
+    in bf16) are missed, so the pure cases above prove the Optimizer's storage and rounding."""
+    assert run("mlp", "bf16-pure", "hopper", 3, masters=True) is not None
 
 
 def test_torchs_own_float32_ops_miss_trains_bits():

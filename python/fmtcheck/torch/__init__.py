@@ -10,6 +10,8 @@
   recipe of `fmtcheck train` on a GPU's tensor cores would, bit for bit, and counts what each cast did;
   ``cross_entropy``, ``softmax``, ``layer_norm``: train's float32 ops in a fixed order, exp and log
   correctly rounded (the same bits on every machine).
+- ``Optimizer(params, recipe=...)``: train's SGD or Adam, under the pure recipes on weights stored in
+  bf16/fp16 (nearest, stochastic or Kahan updates).
 
 Imported only with torch installed (``pip install fmtcheck[torch]``). Bad input raises ``Error``.
 """
@@ -18,9 +20,11 @@ from .analyze import analyze
 from .emulate import emulate
 from .errors import Error
 from .exact_ops import cross_entropy, layer_norm, softmax
+from .optimizer import Optimizer
 from .recorder import Recorder
 
-__all__ = ["Error", "Recorder", "TrainerCallback", "analyze", "cross_entropy", "emulate", "layer_norm", "softmax"]
+__all__ = ["Error", "Optimizer", "Recorder", "TrainerCallback", "analyze", "cross_entropy", "emulate", "layer_norm",
+           "softmax"]
 
 
 def __getattr__(name: str):
