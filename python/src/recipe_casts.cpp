@@ -48,6 +48,8 @@ class RecipeCasts {
     autocast_ = std::make_unique<train::Autocast>(*r, train::RecipeOptions{}, ops_);
   }
   bool float32() const { return autocast_->float32(); }
+  // The preset `gpu` names (hopper: hopper-wgmma), for GEMMs on operands cast elsewhere (_scaled_mm).
+  const std::string& model() const { return model_.name; }
   std::optional<std::string> activation() const {
     const Format* f = autocast_->recipe().activation;
     return f ? std::optional<std::string>(f->name) : std::nullopt;
@@ -109,6 +111,7 @@ void bind_recipe_casts(nb::module_& m) {
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("recipe"), nb::arg("gpu"))
       .def_prop_ro("float32", &RecipeCasts::float32)
       .def_prop_ro("activation", &RecipeCasts::activation)
+      .def_prop_ro("model", &RecipeCasts::model, "The tensor-core preset, a name of fmtcheck.models().")
       .def("operand", &RecipeCasts::operand, nb::arg("name"), nb::arg("role"), nb::arg("x"))
       .def("columnwise", &RecipeCasts::columnwise, nb::arg("name"), nb::arg("role"), nb::arg("rowwise"),
            nb::arg("source"))
