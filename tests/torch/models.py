@@ -132,14 +132,15 @@ def sort_task(seed=0, batch=32):
     return SortTransformer(), batches(), loss
 
 
-def gpt2(seed=0, batch=8, length=32, layers=2):
+def gpt2(seed=0, batch=8, length=32, layers=2, attention="eager"):
     """A Hugging Face GPT-2 from a config (2 layers, width 64, 4 heads, vocabulary 256), random
-    weights, trained on random token sequences as a language model."""
+    weights, trained on random token sequences as a language model; `attention` its
+    attn_implementation ("eager": matmul and softmax; "sdpa": F.scaled_dot_product_attention)."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(seed)
     config = GPT2Config(vocab_size=256, n_positions=length, n_embd=64, n_layer=layers, n_head=4, bos_token_id=0,
-                        eos_token_id=0, attn_implementation="eager")
+                        eos_token_id=0, attn_implementation=attention)
     model = GPT2LMHeadModel(config)
 
     def batches():

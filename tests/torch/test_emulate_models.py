@@ -1,8 +1,9 @@
 """fmtcheck.torch.emulate on a model fmtcheck did not write: a Hugging Face GPT-2 from a config
-(Conv1D layers through addmm, eager attention through batched matmul) trains under bf16 and
-fp8-current with every GEMM emulated and counted. Not a bit-exactness claim (torch's own softmax,
-layer norm and loss run as torch runs them); that the run goes through, every layer's casts are
-counted, and the emulation changes the loss from torch's own float32."""
+(Conv1D layers through addmm; eager attention through batched matmul, or SDPA attention through
+F.scaled_dot_product_attention) trains under bf16 and fp8-current with every GEMM emulated and
+counted. Not a bit-exactness claim (torch's own softmax, layer norm and loss run as torch runs
+them); that the run goes through, every layer's casts are counted, and the emulation changes the
+loss from torch's own float32."""
 
 import pytest
 import torch
@@ -13,9 +14,9 @@ from models import gpt2
 pytest.importorskip("transformers", reason="transformers is not installed")
 
 
-@pytest.mark.parametrize("recipe", ["bf16", "fp8-current"])
-def test_gpt2_trains_under_emulate(recipe):
-    model, batches, loss_fn = gpt2()
+@pytest.mark.parametrize("recipe,attention", [("bf16", "eager"), ("fp8-current", "eager"), ("bf16", "sdpa")])
+def test_gpt2_trains_under_emulate(recipe, attention):
+    model, batches, loss_fn = gpt2(attention=attention)
     x, y = next(batches)
     plain = float(loss_fn(model(x), y).detach())
     with ft.emulate(recipe, "hopper", model=model) as em:
@@ -26,7 +27,8 @@ def test_gpt2_trains_under_emulate(recipe):
                                                                       "mlp.c_proj")]
     for layer in layers + ["model.lm_head"]:
         assert s[f"{layer}:input"]["values"] > 0 and s[f"{layer}:grad_weight"]["values"] > 0, layer
-    assert s["model.transformer.h.0.attn.matmul:output"]["values"] == 8 * 4 * 32 * 32  # batch, heads, T x T
+    scores = "sdpa.scores" if attention == "sdpa" else "matmul"
+    assert s[f"model.transformer.h.0.attn.{scores}:output"]["values"] == 8 * 4 * 32 * 32  # batch, heads, T x T
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
     assert float(loss.detach()) != plain and abs(float(loss.detach()) - plain) < 0.05
     assert max(map(len, em.report().splitlines())) <= 100

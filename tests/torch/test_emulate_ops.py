@@ -3,30 +3,17 @@ matmul, @, mm, addmm, bmm) forward and backward, on integer-valued tensors whose
 are exact in float32, so the only rounding left is the recipe's rounding to its activation format,
 which torch's own .to(bfloat16) computes independently. Shapes, transposes, the bias epilogue and
 every gradient's layout are checked this way; the rounding inside the GEMMs is proven against
-`fmtcheck train` (test_emulate_train.py). Also: the counts' names and the report's width."""
+`fmtcheck train` (test_emulate_train.py). Also: the counts' names and the report's width, and what is
+not emulated: one Error, or with unsupported="warn" torch's result and one warning per op."""
 
 import pytest
 import torch
 
 import fmtcheck
 import fmtcheck.torch as ft
+from exact_data import bf16, exact, ints
 
 F = torch.nn.functional
-
-
-def ints(*shape, seed, hi=4):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randint(-hi, hi + 1, shape, generator=g).float().requires_grad_()
-
-
-def bf16(t):
-    """torch's float32 -> bfloat16 rounding (nearest even), the independent reference."""
-    return t.float().to(torch.bfloat16).float()
-
-
-def exact(a, b):
-    return (a.double() @ b.double()).float()  # integers well below 2^24: exact
-
 
 ROUTES = {
     "F.linear": lambda x, w, b: F.linear(x, w, b),
@@ -119,12 +106,10 @@ OPS = {
                 "float16"),
     "float64": (lambda: torch.mm(torch.ones(2, 4, dtype=torch.float64), torch.ones(4, 3, dtype=torch.float64)),
                 "float64"),
-    "conv2d": (lambda: F.conv2d(torch.ones(1, 1, 4, 4), torch.ones(1, 1, 2, 2)), "conv2d is not emulated"),
-    "baddbmm": (lambda: torch.baddbmm(torch.ones(1, 2, 2), torch.ones(1, 2, 3), torch.ones(1, 3, 2)), "baddbmm"),
-    "einsum": (lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(3, 2)), "einsum"),
-    "addmm beta": (lambda: torch.addmm(torch.ones(3), torch.ones(2, 4), torch.ones(4, 3), beta=2), "beta"),
-    "vector": (lambda: torch.matmul(torch.ones(4), torch.ones(4, 3)), "no vectors"),
-    "batch shapes": (lambda: torch.matmul(torch.ones(2, 3, 4), torch.ones(1, 4, 5)), "batch shapes"),
+    "bilinear": (lambda: F.bilinear(torch.ones(2, 3), torch.ones(2, 4), torch.ones(5, 3, 4)), "bilinear is not"),
+    "in place": (lambda: torch.ones(2, 3).addmm_(torch.ones(2, 4), torch.ones(4, 3)), "addmm_ is not"),
+    "meta": (lambda: F.linear(torch.ones(2, 4, device="meta"), torch.ones(3, 4, device="meta")), "on meta"),
+    "out=": (lambda: torch.matmul(torch.ones(2, 4), torch.ones(4, 3), out=torch.empty(2, 3)), "with out="),
 }
 
 
@@ -135,6 +120,35 @@ def test_unsupported_op_or_dtype_is_one_error(case):
         with pytest.raises(ft.Error, match=words) as e:
             call()
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("case", OPS)
+def test_unsupported_warn_runs_torch_and_warns_once_per_op(case):
+    call, _ = OPS[case]
+    want = call()
+    with ft.emulate("bf16", "hopper", unsupported="warn"), pytest.warns(UserWarning) as w:
+        got = [call(), call()]
+    assert all(g.shape == want.shape and g.dtype == want.dtype for g in got)
+    if want.device.type != "meta":
+        assert all(torch.equal(g, want) for g in got)
+    ours = [str(m.message) for m in w if str(m.message).startswith("emulate:")]
+    assert len(ours) == 1 and "result is torch's, not bf16 on hopper's" in ours[0], ours
+
+
+def test_unsupported_takes_error_or_warn():
+    with pytest.raises(ft.Error, match="unsupported='ignore': expected one of error, warn"):
+        ft.emulate("bf16", unsupported="ignore")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: torch.cuda.is_available() is false")
+def test_cuda_tensors_are_computed_on_a_host_copy():
+    x, w = (ints(*s, seed=i).detach().cuda().requires_grad_() for i, s in enumerate([(3, 64), (8, 64)]))
+    with ft.emulate("bf16", "hopper"):
+        y = F.linear(x, w)
+        y.backward(torch.ones_like(y))
+    with ft.emulate("bf16", "hopper"):
+        want = F.linear(x.detach().cpu(), w.detach().cpu())
+    assert y.device == x.device and torch.equal(y.cpu(), want) and x.grad.device == x.device
 
 
 def test_autocast_inside_emulate_is_an_error():

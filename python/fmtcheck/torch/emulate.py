@@ -3,38 +3,68 @@ cores would compute them, bit for bit, on CPU tensors; every other op run by tor
 
 A TorchFunctionMode, not a TorchDispatchMode: the recipe casts a layer's incoming gradient to its own
 format and reuses the forward's casts in backward, which only the layer-level call can tell apart
-(recipe_gemm.py). The mode swaps linear, matmul, mm, addmm and bmm for autograd Functions whose
-forward and backward run in the library; autograd sees ordinary float32 tensors. GEMM-bearing calls
-it does not emulate raise Error instead of running unemulated."""
+(recipe_gemm.py). The mode swaps every GEMM-bearing call it knows (linear, the matmul family,
+convolutions, einsum, attention, _scaled_mm) for autograd Functions whose forward and backward run
+in the library; autograd sees ordinary float32 tensors. A GEMM-bearing call it cannot emulate
+raises Error, or with unsupported="warn" runs in torch with a warning: never silently unemulated."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, Dict, Optional
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_leaves, tree_map
 
 from fmtcheck import _core
 
 from . import exact_ops
+from . import attention, contractions, conv_gemm, scaled_mm
 from .errors import Error
 from .recipe_gemm import ActivationMatmul, RecipeLinear
+from .unsupported import Fallback, Unsupported
 
 F = torch.nn.functional
-LINEAR = {F.linear}
-MATMUL = {torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.mm, torch.Tensor.mm, torch.bmm,
-          torch.Tensor.bmm}
-ADDMM = {torch.addmm, torch.Tensor.addmm}
-RMATMUL = {torch.Tensor.__rmatmul__}
-# Calls that reduce products (a GEMM, a convolution, a dot product) which emulate does not model yet;
-# looked up by name so that a torch without one of them still imports this module.
+# A layer's one GEMM takes the module's path as its name; other products add their op to it.
+LAYER_OPS = ("linear", "addmm", "conv", "conv_transpose")
+
+
+def _gemms(em) -> dict:
+    """Each call emulate computes, with what computes it; looked up by name so that a torch without
+    one of them still imports this module."""
+    out = {}
+
+    def add(owner, names, make):
+        for n in names.split():
+            if hasattr(owner, n):
+                out[getattr(owner, n)] = make(n.strip("_"))
+
+    for owner in (torch, torch.Tensor):
+        add(owner, "matmul __matmul__ mm bmm mv dot vdot", lambda n: partial(em.matmul, n))
+        add(owner, "addmm", lambda n: em.addmm)
+        add(owner, "baddbmm addbmm addmv", lambda n: getattr(em, n))
+        add(owner, "tensordot", lambda n: partial(contractions.tensordot, em))
+        add(owner, "inner", lambda n: partial(contractions.inner, em))
+    add(torch, "einsum", lambda n: partial(contractions.einsum, em))
+    add(torch, "_scaled_mm", lambda n: partial(scaled_mm.scaled_mm, em))
+    add(torch.Tensor, "__rmatmul__", lambda n: lambda b, a: em.matmul("matmul", a, b))
+    add(torch.linalg, "matmul", lambda n: partial(em.matmul, n))
+    add(F, "linear", lambda n: em.linear)
+    add(F, "conv1d conv2d conv3d", lambda n: partial(conv_gemm.conv, em, int(n[4])))
+    add(F, "conv_transpose1d conv_transpose2d conv_transpose3d", lambda n: partial(conv_gemm.conv_transpose, em,
+                                                                                  int(n[-2])))
+    add(F, "scaled_dot_product_attention", lambda n: partial(attention.sdpa, em))
+    return out
+
+
+# Calls that reduce products which emulate does not compute (in-place forms, chains whose order torch
+# chooses, fused kernels): Unsupported, never run unemulated without a word.
 _UNEMULATED_NAMES = {
-    F: "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d bilinear "
-       "scaled_dot_product_attention",
-    torch: "einsum tensordot baddbmm addbmm addmv mv dot vdot inner chain_matmul _scaled_mm "
-           "_native_multi_head_attention",
-    torch.Tensor: "baddbmm baddbmm_ addmm_ addmv mv dot",
-    torch.linalg: "matmul multi_dot",
+    F: "bilinear conv_tbc",
+    torch: "chain_matmul _native_multi_head_attention convolution _convolution conv_tbc",
+    torch.Tensor: "addmm_ baddbmm_ addbmm_ addmv_",
+    torch.linalg: "multi_dot vecdot",
 }
 UNEMULATED = {getattr(owner, n) for owner, names in _UNEMULATED_NAMES.items() for n in names.split()
               if hasattr(owner, n)}
@@ -67,19 +97,24 @@ class emulate:
 
     `model` names the casts by module path ("fc1:input", "fc1:grad_output"); each call of it starts a
     step (delayed scaling's amax history advances per step). Without it, a GEMM after a backward
-    starts one and names are the op's ("linear", "linear#1", ...). CPU float32 tensors only.
+    starts one and names are the op's ("linear", "linear#1", ...). Float32 tensors on the CPU
+    (or CUDA, through a host copy).
 
     `exact_ops=True` also computes layer_norm, softmax and cross_entropy as fmtcheck train does
     (fmtcheck.torch.layer_norm, softmax, cross_entropy: sums in order, exp and log correctly
     rounded) instead of torch's kernels, whose order no one publishes: the whole run is then the
-    same bits on every machine, and a model written as train's equals train bit for bit."""
+    same bits on every machine, and a model written as train's equals train bit for bit.
+
+    A GEMM-bearing call emulate cannot compute (an op, dtype, device or pattern it does not model)
+    raises Error by default; `unsupported="warn"` runs it in torch instead, warning once per op."""
 
     def __init__(self, recipe: str = "fp32", gpu: str = "hopper", model: Optional[torch.nn.Module] = None,
-                 exact_ops: bool = False):
+                 exact_ops: bool = False, unsupported: str = "error"):
         try:
             self.casts = _core.RecipeCasts(recipe, gpu)
         except ValueError as e:
             raise Error(str(e)) from None
+        self._fallback = Fallback(unsupported, f"{recipe} on {gpu}")
         self.recipe, self.gpu, self.model, self.exact_ops = recipe, gpu, model, exact_ops
         self._paths = {m: p for p, m in model.named_modules()} if model is not None else {}
         self._stack = []  # module paths of the forward calls now running
@@ -117,7 +152,7 @@ class emulate:
         if self._backward_seen and self.model is None:
             self.step()
         base = self._stack[-1] if self._stack and self._stack[-1] else op
-        if op not in ("linear", "addmm") and self._stack:  # a layer's one GEMM takes its path
+        if op not in LAYER_OPS and self._stack:
             base = f"{base}.{op}"
         i = self._used.get(base, 0)
         self._used[base] = i + 1
@@ -169,16 +204,35 @@ class emulate:
         return False
 
     # -- the GEMMs ---------------------------------------------------------------------------------
-    def _check(self, op: str, *tensors) -> None:
+    def _check_autocast(self, op: str) -> None:
         if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
             raise Error(f"{op} under torch.autocast: emulate's recipe decides the casts; leave autocast off")
+
+    def _check(self, op: str, *tensors) -> None:
+        self._check_autocast(op)
         for t in tensors:
             if t is None:
                 continue
-            if t.device.type != "cpu":
-                raise Error(f"{op} on a {t.device.type} tensor: emulate computes on CPU tensors only")
+            if t.device.type != "cpu":  # CUDA tensors arrive here as host copies (_on_host)
+                raise Unsupported(f"{op} on a {t.device.type} tensor: emulate computes CPU and CUDA tensors")
             if t.dtype != torch.float32:
-                raise Error(f"{op} of a {t.dtype} tensor: emulate takes float32 tensors (the recipe does the casts)")
+                raise Unsupported(f"{op} of a {t.dtype} tensor: emulate takes float32 (the recipe does the casts)")
+
+    def _product(self, op: str, a, b, layer: bool):
+        """A (..., m, k) . B (..., k, n). A layer's product (B a k x n matrix, acting as a weight): the
+        recipe's GEMM with B^T as the weight. Else batched activations: operands and result in the
+        activation format, batch shapes broadcast as torch.matmul does."""
+        if a.shape[-1] != b.shape[-2]:
+            raise Error(f"{op} of shapes {tuple(a.shape)} and {tuple(b.shape)}: inner sizes differ")
+        if layer:
+            return RecipeLinear.apply(a, b.t(), None, self.casts, self._name(op))
+        try:
+            batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except RuntimeError:
+            raise Error(f"{op} of shapes {tuple(a.shape)} and {tuple(b.shape)}: batch shapes do not broadcast") \
+                from None
+        a, b = a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:])
+        return ActivationMatmul.apply(a, b, self.casts, self._name(op))
 
     def linear(self, x, weight, bias=None):
         self._check("linear", x, weight, bias)
@@ -187,43 +241,92 @@ class emulate:
                         f"{None if bias is None else tuple(bias.shape)}: expected n x k and n values")
         return RecipeLinear.apply(x, weight, bias, self.casts, self._name("linear"))
 
+    _DIMS = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "addmv": (2, 1), "dot": (1, 1), "vdot": (1, 1)}
+
     def matmul(self, op, a, b):
+        """torch.matmul's semantics: a vector operand is a one-row (left) or one-column (right) matrix,
+        removed again from the result; a 2-D right operand is a layer's product (train's Linear)."""
         self._check(op, a, b)
-        if a.dim() < 2 or b.dim() < 2:
-            raise Error(f"{op} of shapes {tuple(a.shape)} and {tuple(b.shape)}: emulate takes no vectors")
-        if b.dim() == 2:  # a layer's product: the recipe's GEMM, b as the weight
-            return RecipeLinear.apply(a, b.t(), None, self.casts, self._name(op))
-        if a.shape[:-2] != b.shape[:-2]:
-            raise Error(f"{op} of shapes {tuple(a.shape)} and {tuple(b.shape)}: batch shapes must be equal")
-        return ActivationMatmul.apply(a, b, self.casts, self._name(op))
+        dims = self._DIMS.get(op)
+        if (dims and (a.dim(), b.dim()) != dims) or a.dim() == 0 or b.dim() == 0:
+            raise Error(f"{op} of shapes {tuple(a.shape)} and {tuple(b.shape)}: "
+                        f"expected {dims or 'at least 1-D'} dimensions")
+        left, right = a.dim() == 1, b.dim() == 1
+        y = self._product(op, a.unsqueeze(0) if left else a, b.unsqueeze(-1) if right else b, layer=b.dim() <= 2)
+        y = y.squeeze(-1) if right else y
+        return y.squeeze(-1 if right else -2) if left else y
 
     def addmm(self, c, a, b, beta=1, alpha=1):
         self._check("addmm", c, a, b)
-        if beta != 1 or alpha != 1 or c.numel() != b.shape[-1] or a.dim() != 2 or b.dim() != 2:
-            raise Error("addmm: emulate takes a bias row (n values) and beta = alpha = 1")
-        return RecipeLinear.apply(a, b.t(), c, self.casts, self._name("addmm"))
+        if a.dim() != 2 or b.dim() != 2:
+            raise Error(f"addmm of shapes {tuple(a.shape)} and {tuple(b.shape)}: expected matrices")
+        if beta == 1 and alpha == 1 and c.numel() == b.shape[1] and c.shape[-1] == b.shape[1]:
+            # A bias row: train's Linear with its fused bias epilogue (HF Conv1D, nn.Linear's old path).
+            return RecipeLinear.apply(a, b.t(), c, self.casts, self._name("addmm"))
+        return _scaled_sum(beta, c, alpha, self._product("addmm", a, b, layer=True))
+
+    def baddbmm(self, c, a, b, beta=1, alpha=1):
+        self._check("baddbmm", c, a, b)
+        if a.dim() != 3 or b.dim() != 3:
+            raise Error(f"baddbmm of shapes {tuple(a.shape)} and {tuple(b.shape)}: expected 3-D operands")
+        return _scaled_sum(beta, c, alpha, self._product("baddbmm", a, b, layer=False))
+
+    def addbmm(self, c, a, b, beta=1, alpha=1):
+        """The sum over the batch of A_i.B_i is one product with K = batch x k: A (n, batch x k) x
+        B (batch x k, p), batch-major, as an activation matmul (neither operand is a weight)."""
+        self._check("addbmm", c, a, b)
+        if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0]:
+            raise Error(f"addbmm of shapes {tuple(a.shape)} and {tuple(b.shape)}: expected 3-D, equal batches")
+        rows = a.transpose(0, 1).reshape(a.shape[1], -1)
+        return _scaled_sum(beta, c, alpha, self._product("addbmm", rows, b.reshape(-1, b.shape[2]), layer=False))
+
+    def addmv(self, c, a, v, beta=1, alpha=1):
+        self._check("addmv", c)
+        return _scaled_sum(beta, c, alpha, self.matmul("addmv", a, v))
+
+
+def _scaled_sum(beta, c, alpha, product):
+    """beta.C + alpha.product in float32 by torch, as torch's add* ops define it (beta = 0 ignores C,
+    NaN included). Not a GEMM epilogue: the product is already rounded to the activation format."""
+    product = product if alpha == 1 else product * alpha
+    return product if beta == 0 else (c if beta == 1 else c * beta) + product
+
+
+def _on_host(compute, args, kwargs):
+    """CUDA tensors are computed on a host copy and the results returned to their device (autograd
+    carries the gradients across both copies). The GPU backend of issue 39 will compute them where
+    they are instead. Tensors on any other device are Unsupported."""
+    devices = {t.device for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and t.device.type != "cpu"}
+    if not devices:
+        return compute(*args, **kwargs)
+    device = next(iter(devices))
+    if len(devices) > 1 or device.type != "cuda":
+        raise Unsupported(f"tensors on {', '.join(sorted(map(str, devices)))}: emulate computes CPU and CUDA tensors")
+    args, kwargs = tree_map(lambda t: t.cpu() if isinstance(t, torch.Tensor) else t, (args, kwargs))
+    return tree_map(lambda t: t.to(device) if isinstance(t, torch.Tensor) else t, compute(*args, **kwargs))
 
 
 class _Mode(TorchFunctionMode):
     def __init__(self, em: emulate):
         super().__init__()
         self.em = em
+        self.gemms = _gemms(em)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if self.em.exact_ops and func in EXACT_OPS:
             return EXACT_OPS[func](*args, **kwargs)
-        if func in LINEAR:
-            return self.em.linear(*args, **kwargs)
-        if func in MATMUL:
-            return self.em.matmul(_name_of(func).split(".")[-1].strip("_"), *args)
-        if func in RMATMUL:
-            return self.em.matmul("matmul", args[1], args[0])
-        if func in ADDMM:
-            return self.em.addmm(*args, **kwargs)
-        if func in UNEMULATED:
-            raise Error(f"{_name_of(func)} is not emulated yet (emulate computes linear, matmul, mm, addmm "
-                        f"and bmm); run it outside emulate")
+        compute = self.gemms.get(func)
+        if compute is not None or func in UNEMULATED:
+            op = _name_of(func)
+            try:
+                if compute is None:
+                    raise Unsupported(f"{op} is not emulated")
+                if kwargs.get("out") is not None:
+                    raise Unsupported(f"{op} with out=")
+                return _on_host(compute, args, {k: v for k, v in kwargs.items() if k != "out"})
+            except Unsupported as e:
+                return self.em._fallback(op, e, lambda: func(*args, **kwargs))
         if func is torch.Tensor.backward or func is torch.autograd.backward:
             self.em._backward_seen = True
         return func(*args, **kwargs)
