@@ -42,7 +42,8 @@ class RecipeCasts {
     if (!r) {
       std::string known;
       for (const std::string_view n : train::recipe_names()) known += (known.empty() ? "" : ", ") + std::string(n);
-      throw std::invalid_argument("unknown recipe '" + recipe + "' (known: " + known + ")");
+      throw std::invalid_argument("unknown recipe '" + recipe + "' (known: " + known + "; or " +
+                                  std::string(train::scaled_recipe_syntax) + ")");
     }
     if (const auto reason = train::unsupported(*r, model_)) throw std::invalid_argument(*reason + " (gpu " + gpu + ")");
     autocast_ = std::make_unique<train::Autocast>(*r, train::RecipeOptions{}, ops_);

@@ -148,6 +148,9 @@ FORMATS = {
     "e4m3": (ml_dtypes.float8_e4m3fn, 448.0),
     "e5m2": (ml_dtypes.float8_e5m2, 57344.0),
     "tf32": (None, float(np.finfo(F32).max)),  # cast() truncates float32 bits
+    "e2m1": (ml_dtypes.float4_e2m1fn, 6.0),  # MX elements (always saturated here)
+    "e2m3": (ml_dtypes.float6_e2m3fn, 7.5),
+    "e3m2": (ml_dtypes.float6_e3m2fn, 28.0),
 }
 
 
@@ -163,6 +166,12 @@ def amax_of(x):
     if np.isnan(x).any():
         return F32(np.nan)
     return F32(np.max(np.abs(x))) if x.size else F32(0)
+
+
+# Formats without infinity: a value overflows from the midpoint of the largest
+# finite value and the next step above it (max + half its ulp), the midpoint
+# included (each max's significand is odd, so the tie rounds up, past it).
+OVERFLOW_FROM = {"e2m1": 6.0 + 1.0, "e2m3": 7.5 + 0.25, "e3m2": 28.0 + 2.0}
 
 
 def cast(x, fmt, saturate, stats):
@@ -181,6 +190,8 @@ def cast(x, fmt, saturate, stats):
         q = np.clip(x, -fmax, fmax).astype(dtype).astype(F64) if saturate else unbounded
     finite = np.isfinite(x)
     overflowed = finite & ~np.isfinite(unbounded)
+    if fmt in OVERFLOW_FROM:  # no infinity: ml_dtypes saturates, the value still overflowed
+        overflowed = finite & (np.abs(x) >= OVERFLOW_FROM[fmt])
     if stats is not None:
         stats.underflowed += int(np.sum(finite & (x != 0) & (q == 0)))
         stats.overflowed += int(np.sum(overflowed))
@@ -220,6 +231,11 @@ RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling,
     "fp8-delayed": ("e4m3", "e5m2", "bf16", True, "delayed", False),
     "fp8-current": ("e4m3", "e5m2", "bf16", True, "current", False),
     "mxfp8": ("e4m3", "e4m3", "bf16", True, "mx", False),
+    # fp8-current's machinery with other formats (recipe.hpp's scaled_recipe_syntax)
+    "mx:e2m1": ("e2m1", "e2m1", "bf16", True, "mx", False),
+    "mx:e3m2": ("e3m2", "e3m2", "bf16", True, "mx", False),
+    "current:e3m2/e2m3": ("e3m2", "e2m3", "bf16", True, "current", False),
+    "delayed:e2m3/e3m2": ("e2m3", "e3m2", "bf16", True, "delayed", False),
 }
 
 

@@ -64,7 +64,7 @@ std::vector<train::Recipe> parse_recipes(const std::string& option, const std::s
   std::stringstream in(list);
   for (std::string name; std::getline(in, name, ',');) {
     const auto r = train::find_recipe(name);
-    if (!r) throw UsageError("unknown " + option + " '" + name + "': expected " + join(train::recipe_names()));
+    if (!r) throw UsageError("unknown " + option + " '" + name + "' (fmtcheck train --help lists the recipes)");
     if (const auto reason = train::unsupported(*r, model)) throw UsageError(*reason + " (--gpu " + gpu + ")");
     for (const train::Recipe& seen : out) {
       if (seen.name == name) throw UsageError(option + " names " + name + " twice");
@@ -468,7 +468,9 @@ const bool registered = register_command({
           ->capture_default_str();
       sub.add_option("--recipe", a->recipes,
                      "comma-separated: fp32, tf32, fp16 (GradScaler), bf16, fp8-delayed, fp8-current, mxfp8; pure "
-                     "low precision (no fp32 master) bf16-pure, fp16-pure, each also -sr, -kahan, -fp32-states")
+                     "low precision (no fp32 master) bf16-pure, fp16-pure, each also -sr, -kahan, -fp32-states; "
+                     "other formats (P3109, MX FP6/FP4, eXmY; --gpu exact) as current:FMT[/GRAD_FMT], "
+                     "delayed:FMT[/GRAD_FMT] or mx:FMT")
           ->capture_default_str();
       CLI::Option* infer = sub.add_option(
           "--infer", a->infer,

@@ -189,6 +189,7 @@ std::optional<DotModel> TensorCoreModel::for_input(const Format& input) const {
   for (const Entry& e : entries) {
     if (e.input == input.name) return e.dot;
   }
+  if (takes_any_format()) return entries.front().dot;
   return std::nullopt;
 }
 

@@ -101,12 +101,17 @@ std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::si
   if (*a.format == *b.format) {
     config.input = *a.format;
   } else {
-    if (a.format->storage_bits != 8 || b.format->storage_bits != 8) {
-      throw std::invalid_argument("gemm: mixed operand formats must both be FP8");
+    if (a.format->storage_bits > 8 || b.format->storage_bits > 8) {
+      throw std::invalid_argument("gemm: mixed operand formats must both be 8-bit formats");
     }
-    config.input = formats::fp16;  // holds every e4m3 and e5m2 value exactly
-    a_bits = reencode(a_bits, *a.format, formats::fp16);
-    b_rows = reencode(b_rows, *b.format, formats::fp16);
+    // One format that holds both operands' values exactly: fp16 every OCP
+    // FP8 value (the hardware's E4M3 x E5M2), fp32 every value of the other
+    // 8-bit formats (P3109, MX elements), which only the models that are not
+    // hardware take.
+    const auto ocp_fp8 = [](const Format& f) { return f.name.starts_with("e4m3") || f.name.starts_with("e5m2"); };
+    config.input = ocp_fp8(*a.format) && ocp_fp8(*b.format) ? formats::fp16 : formats::fp32;
+    a_bits = reencode(a_bits, *a.format, config.input);
+    b_rows = reencode(b_rows, *b.format, config.input);
   }
   const std::vector<float> zero(m * n, 0.0f);
   std::vector<float> d(m * n);

@@ -1,6 +1,8 @@
 #include "fmtcheck/train/recipe.hpp"
 
 #include <array>
+#include <deque>
+#include <mutex>
 
 namespace fmtcheck::train {
 namespace {
@@ -46,6 +48,47 @@ std::optional<Recipe> find_pure_recipe(std::string_view name) {
   return std::nullopt;
 }
 
+// A format parsed from a recipe's name, kept for the life of the program
+// (a Recipe points at its formats), one copy per distinct format.
+const Format* interned(const Format& f) {
+  static std::mutex lock;
+  static std::deque<Format> kept;
+  const std::lock_guard<std::mutex> held(lock);
+  for (const Format& k : kept) {
+    if (k == f) return &k;
+  }
+  return &kept.emplace_back(f);
+}
+
+// current:FWD[/GRAD], delayed:FWD[/GRAD] or mx:FMT with any formats fmtcheck
+// parses (P3109 members, MX FP6/FP4 elements, eXmY): fp8-current's machinery
+// (activations in bf16, saturating casts) for other formats. MX scales both
+// operands of a GEMM per block, so its GEMMs take one element format.
+std::optional<Recipe> find_scaled_recipe(std::string_view name) {
+  const std::size_t colon = name.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const std::string_view scaling = name.substr(0, colon), formats_text = name.substr(colon + 1);
+  TensorScaling ts{};
+  if (scaling == "current") {
+    ts = TensorScaling::current;
+  } else if (scaling == "delayed") {
+    ts = TensorScaling::delayed;
+  } else if (scaling == "mx") {
+    ts = TensorScaling::mx;
+  } else {
+    return std::nullopt;
+  }
+  const std::size_t slash = formats_text.find('/');
+  if (ts == TensorScaling::mx && slash != std::string_view::npos) return std::nullopt;  // MX: one element format
+  const std::optional<Format> fwd = parse_format(formats_text.substr(0, slash));
+  const std::optional<Format> grad =
+      slash == std::string_view::npos ? fwd : parse_format(formats_text.substr(slash + 1));
+  if (!fwd || !grad) return std::nullopt;
+  Policy sat;
+  sat.overflow = Overflow::sat;
+  return Recipe{std::string(name), interned(*fwd), interned(*grad), &formats::bf16, sat, ts};
+}
+
 }  // namespace
 
 std::optional<Recipe> find_recipe(std::string_view name) {
@@ -69,6 +112,7 @@ std::optional<Recipe> find_recipe(std::string_view name) {
   if (name == "mxfp8") {
     return Recipe{"mxfp8", &formats::e4m3, &formats::e4m3, &formats::bf16, nvidia(Overflow::sat), TensorScaling::mx};
   }
+  if (auto r = find_scaled_recipe(name)) return r;
   return find_pure_recipe(name);
 }
 

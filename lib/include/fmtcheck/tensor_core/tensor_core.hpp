@@ -86,6 +86,10 @@ struct TensorCoreModel {
   };
   std::vector<Entry> entries;
 
+  // The models that are not hardware (exact, ideal-fp32): they take any
+  // format fmtcheck knows (P3109, MX FP6/FP4, eXmY) with their one arithmetic.
+  [[nodiscard]] bool takes_any_format() const { return name == "exact" || name == "ideal-fp32"; }
+
   // The arithmetic for `input`, or nullopt when the instruction does not
   // take that type (or nothing about it is published).
   [[nodiscard]] std::optional<DotModel> for_input(const Format& input) const;

@@ -75,8 +75,12 @@ struct RecipeOptions {
 // mxfp8 (e4m3 everywhere, TE's default), and pure low-precision training
 // FMT-pure, FMT-pure-sr, FMT-pure-kahan, FMT-pure-fp32-states for FMT bf16
 // and fp16 (fp16 with GradScaler): FMT autocast, weights, gradients and
-// optimizer states in FMT (the last: states in float32).
+// optimizer states in FMT (the last: states in float32). Beyond these names,
+// current:FWD[/GRAD], delayed:FWD[/GRAD] and mx:FMT (scaled_recipe_syntax)
+// run fp8-current's machinery with that scaling (mx: E8M0 per 32) and any
+// formats fmtcheck parses: "current:binary8p3se/binary8p2se", "mx:e2m1".
 std::span<const std::string_view> recipe_names();
+inline constexpr std::string_view scaled_recipe_syntax = "current:|delayed:FORMAT[/GRADIENT_FORMAT], mx:FORMAT";
 std::optional<Recipe> find_recipe(std::string_view name);
 
 // The tensor-core model `--gpu` names: ampere, ada, hopper (wgmma, which has
