@@ -1,8 +1,8 @@
 """An independent reference of `fmtcheck train` in numpy + ml_dtypes.
 
-It shares no code with the C++ emulator: casts are ml_dtypes' and numpy's,
-the tensor-core GEMM under the `exact` model is an exact integer sum of
-products rounded once (Python integers and fractions), float32 FMA is a
+It shares no code with the C++ emulator: casts are ml_dtypes' and numpy's
+(gfloat's for the IEEE P3109 members), the tensor-core GEMM under the
+`exact` model is an exact integer sum of products rounded once (Python integers and fractions), float32 FMA is a
 round-to-odd double sum rounded to float32, and exp/log are computed to 60
 digits with `decimal` and rounded once. The model, the order of every
 float32 operation and the recipes follow the definitions in
@@ -16,6 +16,8 @@ import math
 
 import ml_dtypes
 import numpy as np
+from gfloat import Domain, RoundMode, Signedness, round_ndarray
+from gfloat.formats import format_info_p3109
 
 F32 = np.float32
 F64 = np.float64
@@ -152,6 +154,10 @@ FORMATS = {
     "e2m3": (ml_dtypes.float6_e2m3fn, 7.5),
     "e3m2": (ml_dtypes.float6_e3m2fn, 28.0),
 }
+# IEEE P3109 members, cast by gfloat (dtype None there: cast() asks gfloat).
+P3109 = {name: format_info_p3109(8, p, Signedness.Signed, Domain.Extended) for name, p in
+         (("binary8p3se", 3), ("binary8p2se", 2), ("binary8p4se", 4))}
+FORMATS.update({name: (None, float(fi.max)) for name, fi in P3109.items()})
 
 
 class Stats:
@@ -186,8 +192,12 @@ def cast(x, fmt, saturate, stats):
         return q
     dtype, fmax = FORMATS[fmt]
     with np.errstate(over="ignore", invalid="ignore"):
-        unbounded = x.astype(dtype).astype(F64)
-        q = np.clip(x, -fmax, fmax).astype(dtype).astype(F64) if saturate else unbounded
+        if fmt in P3109:
+            unbounded = round_ndarray(P3109[fmt], x.astype(F64), RoundMode.TiesToEven, sat=False)
+            q = round_ndarray(P3109[fmt], x.astype(F64), RoundMode.TiesToEven, sat=True) if saturate else unbounded
+        else:
+            unbounded = x.astype(dtype).astype(F64)
+            q = np.clip(x, -fmax, fmax).astype(dtype).astype(F64) if saturate else unbounded
     finite = np.isfinite(x)
     overflowed = finite & ~np.isfinite(unbounded)
     if fmt in OVERFLOW_FROM:  # no infinity: ml_dtypes saturates, the value still overflowed
@@ -236,6 +246,8 @@ RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling,
     "mx:e3m2": ("e3m2", "e3m2", "bf16", True, "mx", False),
     "current:e3m2/e2m3": ("e3m2", "e2m3", "bf16", True, "current", False),
     "delayed:e2m3/e3m2": ("e2m3", "e3m2", "bf16", True, "delayed", False),
+    "current:binary8p3se/binary8p2se": ("binary8p3se", "binary8p2se", "bf16", True, "current", False),
+    "delayed:binary8p4se": ("binary8p4se", "binary8p4se", "bf16", True, "delayed", False),
 }
 
 
