@@ -168,7 +168,10 @@ CASES = [("mlp", "fp32", "hopper", 150), ("mlp", "tf32", "hopper", 150), ("mlp",
          ("mlp", "bf16-pure", "hopper", 60), ("mlp", "bf16-pure-sr", "hopper", 60),
          ("mlp", "bf16-pure-kahan", "hopper", 60), ("mlp", "fp16-pure-fp32-states", "hopper", 60),
          ("mlp", "fp16-pure-sr", "hopper", 60), ("transformer", "bf16-pure-sr", "hopper", 10),
-         ("transformer", "fp16-pure-kahan", "hopper", 10)]
+         ("transformer", "fp16-pure-kahan", "hopper", 10),
+         # other formats through the same machinery, on the exact model (P3109, MX FP4/FP6)
+         ("mlp", "current:binary8p3se/binary8p2se", "exact", 30), ("mlp", "mx:e2m1", "exact", 30),
+         ("transformer", "delayed:binary8p4se", "exact", 4), ("transformer", "mx:e3m2", "exact", 4)]
 
 
 @pytest.mark.parametrize("task,recipe,gpu,steps", CASES, ids=[f"{t}-{r}-{g}" for t, r, g, _ in CASES])
