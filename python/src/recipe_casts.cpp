@@ -25,10 +25,9 @@ Role role_of(const std::string& role) {
 }
 
 // The tensor-core model of `gpu`: train's --gpu names (hopper = its wgmma
-// model), else any preset of `fmtcheck mma --model`.
+// model) or any preset of `fmtcheck mma --model`.
 const TensorCoreModel& gpu_preset(const std::string& gpu) {
   if (const TensorCoreModel* m = train::gpu_model(gpu)) return *m;
-  if (const TensorCoreModel* m = find_tensor_core_model(gpu)) return *m;
   throw std::invalid_argument("unknown gpu '" + gpu + "' (fmtcheck.models() lists the presets)");
 }
 
@@ -45,7 +44,9 @@ class RecipeCasts {
       throw std::invalid_argument("unknown recipe '" + recipe + "' (known: " + known + "; or " +
                                   std::string(train::scaled_recipe_syntax) + ")");
     }
-    if (const auto reason = train::unsupported(*r, model_)) throw std::invalid_argument(*reason + " (gpu " + gpu + ")");
+    if (const auto reason = train::unsupported(*r, model_)) {
+      throw std::invalid_argument(*reason + (gpu == model_.name ? "" : " (gpu " + gpu + ")"));
+    }
     autocast_ = std::make_unique<train::Autocast>(*r, train::RecipeOptions{}, ops_);
   }
   bool float32() const { return autocast_->float32(); }

@@ -171,7 +171,10 @@ CASES = [("mlp", "fp32", "hopper", 150), ("mlp", "tf32", "hopper", 150), ("mlp",
          ("transformer", "fp16-pure-kahan", "hopper", 10),
          # other formats through the same machinery, on the exact model (P3109, MX FP4/FP6)
          ("mlp", "current:binary8p3se/binary8p2se", "exact", 30), ("mlp", "mx:e2m1", "exact", 30),
-         ("transformer", "delayed:binary8p4se", "exact", 4), ("transformer", "mx:e3m2", "exact", 4)]
+         ("transformer", "delayed:binary8p4se", "exact", 4), ("transformer", "mx:e3m2", "exact", 4),
+         # other GPUs' presets: AMD MI300X (bf16; FP8 in its fnuz formats), MI210, V100
+         ("mlp", "bf16", "mi300x", 30), ("mlp", "current:e4m3fnuz/e5m2fnuz", "mi300x", 30),
+         ("mlp", "fp16", "mi210", 30), ("transformer", "fp16", "volta", 4)]
 
 
 @pytest.mark.parametrize("task,recipe,gpu,steps", CASES, ids=[f"{t}-{r}-{g}" for t, r, g, _ in CASES])

@@ -162,3 +162,14 @@ def test_inference_in_other_precisions_matches_reference(fmtcheck, digits, tmp_p
         losses = {i["recipe"]: i["eval_loss"] for i in trained["inference"]}
         assert losses["fp32"] == trained["eval_loss"]
         assert losses["fp8-current"] != losses["fp32"]  # the casts change the outcome
+
+
+def test_any_tensor_core_preset_trains(fmtcheck, digits):
+    """--gpu takes every preset of fmtcheck mma --model: MI300X in bf16 and in FP8 through its fnuz
+    formats (the bits are held to fmtcheck.torch.emulate in tests/torch)."""
+    r = fmtcheck("train", "--data", digits, "--gpu", "mi300x", "--recipe", "bf16,current:e4m3fnuz/e5m2fnuz",
+                 "--steps", 3, "--infer", "")
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr.decode()
+    assert "mi300x" in out and "current:e4m3fnuz/e5m2fnuz" in out
+    assert max(map(len, out.splitlines())) <= 100

@@ -65,7 +65,9 @@ std::vector<train::Recipe> parse_recipes(const std::string& option, const std::s
   for (std::string name; std::getline(in, name, ',');) {
     const auto r = train::find_recipe(name);
     if (!r) throw UsageError("unknown " + option + " '" + name + "' (fmtcheck train --help lists the recipes)");
-    if (const auto reason = train::unsupported(*r, model)) throw UsageError(*reason + " (--gpu " + gpu + ")");
+    if (const auto reason = train::unsupported(*r, model)) {
+      throw UsageError(*reason + (gpu == model.name ? "" : " (--gpu " + gpu + ")"));
+    }
     for (const train::Recipe& seen : out) {
       if (seen.name == name) throw UsageError(option + " names " + name + " twice");
     }
@@ -378,7 +380,10 @@ int run_train(TrainArgs& a) {
     throw UsageError("unknown --model '" + a.model + "': expected mlp or transformer");
   }
   const TensorCoreModel* model = train::gpu_model(a.gpu);
-  if (model == nullptr) throw UsageError("unknown --gpu '" + a.gpu + "': expected " + join(train::gpu_names()));
+  if (model == nullptr) {
+    throw UsageError("unknown --gpu '" + a.gpu + "': expected " + join(train::gpu_names()) +
+                     " or an mma --model");
+  }
   const std::vector<train::Recipe> recipes = parse_recipes("--recipe", a.recipes, *model, a.gpu);
   std::vector<train::Recipe> inferred;
   if (a.infer_given && !a.infer.empty()) inferred = parse_recipes("--infer", a.infer, *model, a.gpu);
@@ -483,7 +488,10 @@ const bool registered = register_command({
       sub.add_option("--sr-bits", a->config.recipe.sr_bits, "-sr recipes: random bits per stochastic rounding")
           ->capture_default_str();
       sub.add_option("--sr-seed", a->config.recipe.sr_seed, "-sr recipes: seed of the random stream")->capture_default_str();
-      sub.add_option("--gpu", a->gpu, "tensor-core model: ampere, ada, hopper, blackwell, exact")->capture_default_str();
+      sub.add_option("--gpu", a->gpu,
+                     "tensor-core model: ampere, ada, hopper (its wgmma), blackwell, exact, or any preset of "
+                     "fmtcheck mma --model (volta, mi300x, ...)")
+          ->capture_default_str();
       sub.add_option("--steps", a->steps, "training steps per recipe")->capture_default_str();
       sub.add_option("--batch", a->config.batch, "examples (images, sequences) per step")->capture_default_str();
       sub.add_option("--optimizer", a->optimizer, "sgd (momentum) or adam")->capture_default_str();

@@ -118,7 +118,8 @@ std::optional<Recipe> find_recipe(std::string_view name) {
 
 std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model) {
   if (recipe.scaling == TensorScaling::mx && model.name != "blackwell" && model.name != "exact") {
-    return "recipe " + recipe.name + " needs MX (block-scaled) tensor cores: --gpu blackwell or exact";
+    return "recipe " + recipe.name + " needs MX (block-scaled) tensor cores, which " + model.name +
+           " lacks: blackwell or exact";
   }
   for (const Format* f : {recipe.forward, recipe.gradient}) {
     if (f != nullptr && !model.for_input(*f)) {
@@ -130,10 +131,7 @@ std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreMod
 
 const TensorCoreModel* gpu_model(std::string_view gpu) {
   if (gpu == "hopper") return find_tensor_core_model("hopper-wgmma");
-  for (const std::string_view g : gpus) {
-    if (g == gpu) return find_tensor_core_model(gpu);
-  }
-  return nullptr;
+  return find_tensor_core_model(gpu);
 }
 
 }  // namespace fmtcheck::train

@@ -84,7 +84,8 @@ inline constexpr std::string_view scaled_recipe_syntax = "current:|delayed:FORMA
 std::optional<Recipe> find_recipe(std::string_view name);
 
 // The tensor-core model `--gpu` names: ampere, ada, hopper (wgmma, which has
-// the FP8 instructions), blackwell or exact. Null for another name.
+// the FP8 instructions), blackwell, exact (gpu_names()), or any other preset
+// of `fmtcheck mma --model` (volta, mi300x, ...). Null for another name.
 const TensorCoreModel* gpu_model(std::string_view gpu);
 // Whether `model` runs the recipe's GEMMs; else the reason it does not.
 std::optional<std::string> unsupported(const Recipe& recipe, const TensorCoreModel& model);
