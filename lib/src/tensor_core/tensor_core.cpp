@@ -239,6 +239,95 @@ Conversion dot_product_add(const DotModel& model, const Format& input_a, const F
   return d;
 }
 
+namespace detail {
+
+Decoded decode_term(const Format& f, std::uint64_t bits) {
+  const Unpacked x = unpack(f, bits);
+  return {to_term(x, f), x.is_nan(), x.is_inf()};
+}
+
+void check_block_scaled(const BlockScaledModel& model, const Format& input, const Format& scale_format,
+                        std::size_t scale_block, const char* caller) {
+  if (scale_format != formats::e8m0 && scale_format != formats::e4m3) {
+    throw std::invalid_argument(std::string(caller) + ": scales are e8m0 or e4m3, not " + scale_format.name);
+  }
+  // A group's exact sum spans at most 2 * (binades + mantissa bits) + 2p + 4 bits.
+  const int binades = (1 << input.exponent_bits) - 1 - input.bias - input.min_exponent();
+  if (model.group != 0 && (scale_block % model.group != 0 ||
+                           2 * (binades + input.mantissa_bits + input.precision()) + 4 > 62)) {
+    throw std::invalid_argument(std::string(caller) + ": a group must divide the scale block, and " + input.name +
+                                " group sums do not fit in 64 bits");
+  }
+}
+
+Decoded decode_scale(const Format& scale_format, std::uint64_t bits) {
+  Decoded d = decode_term(scale_format, bits);
+  d.term.negative = false;  // UE4M3: the sign bit is ignored
+  return d;
+}
+
+namespace {
+
+// The product a*b as a term, noting what its specials decide in s.
+Term noted_product(const Decoded& a, const Decoded& b, Special& s) {
+  s.note(a.nan || b.nan || (a.inf && b.zero()) || (a.zero() && b.inf), a.inf || b.inf,
+         a.term.negative != b.term.negative);
+  return product(a.term, b.term);
+}
+
+// One group's products summed exactly, in units of the smallest lsb, then
+// times both scales' significands: one term aligned by the scales' exponents
+// only. Nothing when every product is zero.
+void push_group_term(std::span<const Term> products, const Term& scales, std::vector<Term>& terms) {
+  bool any = false;
+  int lsb = 0;
+  for (const Term& p : products) {
+    if (p.magnitude == 0) continue;
+    lsb = any ? std::min(lsb, p.lsb) : p.lsb;
+    any = true;
+  }
+  if (!any) return;
+  const auto sum = sum_aligned<std::int64_t>(products, lsb);
+  const std::uint64_t magnitude = sum < 0 ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
+  terms.push_back({sum < 0, magnitude * scales.magnitude, lsb + scales.lsb, scales.align});
+}
+
+}  // namespace
+
+Conversion block_scaled_instruction(const BlockScaledModel& model, std::span<const Decoded> a,
+                                    std::span<const Decoded> b, std::span<const Decoded> scale_a,
+                                    std::span<const Decoded> scale_b, std::uint64_t c, BlockScaledScratch& scratch) {
+  const std::size_t scale_block = a.size() / scale_a.size();
+  Special s;
+  scratch.terms.clear();
+  for (std::size_t j = 0; j < scale_a.size(); ++j) {
+    s.note(scale_a[j].nan || scale_b[j].nan, scale_a[j].inf || scale_b[j].inf, false);
+    const Term scales = product(scale_a[j].term, scale_b[j].term);
+    const std::size_t k1 = (j + 1) * scale_block;
+    if (model.group == 0) {  // each nonzero product, scaled, is a term
+      for (std::size_t k = j * scale_block; k < k1; ++k) {
+        const Term p = noted_product(a[k], b[k], s);
+        if (p.magnitude != 0) scratch.terms.push_back(product(p, scales));
+      }
+      continue;
+    }
+    for (std::size_t k0 = j * scale_block; k0 < k1; k0 += model.group) {
+      scratch.group.clear();
+      for (std::size_t k = k0; k < k0 + model.group; ++k) scratch.group.push_back(noted_product(a[k], b[k], s));
+      push_group_term(scratch.group, scales, scratch.terms);
+    }
+  }
+  const Unpacked cc = unpack(formats::fp32, c);
+  s.note(cc.is_nan(), cc.is_inf(), cc.sign);
+  if (s.decides()) return s.result(formats::fp32);
+  scratch.terms.push_back(to_term(cc, formats::fp32));
+  DotModel block;
+  block.fraction_bits = model.fraction_bits;
+  return round_block(block, scratch.terms, formats::fp32);
+}
+
+}  // namespace detail
+
 Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const Format& input,
                                         std::span<const std::uint64_t> a, std::span<const std::uint64_t> b,
                                         const Format& scale_format, std::span<const std::uint64_t> scale_a,
@@ -246,59 +335,18 @@ Conversion block_scaled_dot_product_add(const BlockScaledModel& model, const For
   if (a.size() != b.size() || scale_a.size() != scale_b.size() || scale_a.empty() || a.size() % scale_a.size() != 0) {
     throw std::invalid_argument("block_scaled_dot_product_add: a, b and their scales do not divide into blocks");
   }
-  if (scale_format != formats::e8m0 && scale_format != formats::e4m3) {
-    throw std::invalid_argument("block_scaled_dot_product_add: scales are e8m0 or e4m3, not " + scale_format.name);
-  }
-  const std::size_t scale_block = a.size() / scale_a.size();
-  // A group's exact sum spans at most 2 * (binades + mantissa bits) + 2p + 4 bits.
-  const int binades = (1 << input.exponent_bits) - 1 - input.bias - input.min_exponent();
-  if (model.group != 0 && (scale_block % model.group != 0 ||
-                           2 * (binades + input.mantissa_bits + input.precision()) + 4 > 62)) {
-    throw std::invalid_argument("block_scaled_dot_product_add: a group must divide the scale block, and " + input.name +
-                                " group sums do not fit in 64 bits");
-  }
-  detail::Special s;
-  const auto scale_term = [&](std::uint64_t bits) {
-    const Unpacked u = unpack(scale_format, bits);
-    s.note(u.is_nan(), u.is_inf(), false);
-    detail::Term t = detail::to_term(u, scale_format);
-    t.negative = false;  // UE4M3: the sign bit is ignored
-    return t;
+  detail::check_block_scaled(model, input, scale_format, a.size() / scale_a.size(), "block_scaled_dot_product_add");
+  const auto decode = [](std::span<const std::uint64_t> bits, auto&& one) {
+    std::vector<detail::Decoded> out;
+    out.reserve(bits.size());
+    for (const std::uint64_t x : bits) out.push_back(one(x));
+    return out;
   };
-  std::vector<detail::Term> terms;
-  for (std::size_t j = 0; j < scale_a.size(); ++j) {
-    const detail::Term scales = detail::product(scale_term(scale_a[j]), scale_term(scale_b[j]));
-    const std::size_t group = model.group == 0 ? 1 : model.group;
-    for (std::size_t k0 = j * scale_block; k0 < (j + 1) * scale_block; k0 += group) {
-      // The group's products summed exactly in units of the smallest lsb.
-      detail::Products group_products = detail::products(input, input, a.subspan(k0, group), b.subspan(k0, group));
-      s.nan |= group_products.special.nan;
-      s.pos_inf |= group_products.special.pos_inf;
-      s.neg_inf |= group_products.special.neg_inf;
-      std::vector<detail::Term> products;
-      for (const detail::Term& p : group_products.terms) {
-        if (p.magnitude != 0) products.push_back(p);
-      }
-      if (products.empty()) continue;
-      if (model.group == 0) {
-        terms.push_back(product(products.front(), scales));
-        continue;
-      }
-      int lsb = products.front().lsb;
-      for (const detail::Term& p : products) lsb = std::min(lsb, p.lsb);
-      const auto sum = detail::sum_aligned<std::int64_t>(products, lsb);
-      const std::uint64_t magnitude = sum < 0 ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
-      // The group term: its exact value, aligned by the scales' exponents only.
-      terms.push_back({sum < 0, magnitude * scales.magnitude, lsb + scales.lsb, scales.align});
-    }
-  }
-  const Unpacked cc = unpack(formats::fp32, c);
-  s.note(cc.is_nan(), cc.is_inf(), cc.sign);
-  if (s.decides()) return s.result(formats::fp32);
-  terms.push_back(detail::to_term(cc, formats::fp32));
-  DotModel block;
-  block.fraction_bits = model.fraction_bits;
-  return detail::round_block(block, terms, formats::fp32);
+  const auto element = [&](std::uint64_t x) { return detail::decode_term(input, x); };
+  const auto scale = [&](std::uint64_t x) { return detail::decode_scale(scale_format, x); };
+  detail::BlockScaledScratch scratch;
+  return detail::block_scaled_instruction(model, decode(a, element), decode(b, element), decode(scale_a, scale),
+                                          decode(scale_b, scale), c, scratch);
 }
 
 }  // namespace fmtcheck

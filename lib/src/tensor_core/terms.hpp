@@ -3,6 +3,7 @@
 // one IEEE addition, all rounding through round_to_format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -96,6 +97,37 @@ PartialSum combine_odd_even(const PartialSum& even, const PartialSum& odd);
 // D = the sum plus C (fp32 bits), added late as CDNA3 does.
 // products_negative_zero: every product of the block is -0.
 Conversion add_late_c(const DotModel& model, const PartialSum& sum, std::uint64_t c, bool products_negative_zero);
+
+// A value decoded once, for a GEMM that reads it in many instructions: its
+// term (magnitude 0 for zero, NaN and infinity; the sign kept) and its kind.
+struct Decoded {
+  Term term;
+  bool nan = false;
+  bool inf = false;
+
+  [[nodiscard]] bool zero() const { return !nan && !inf && term.magnitude == 0; }
+};
+Decoded decode_term(const Format& f, std::uint64_t bits);
+
+// Block-scaled instructions (block_scaled_dot_product_add), shared with the
+// block-scaled GEMM so that one routine does their arithmetic. `caller`
+// names the function in the messages of std::invalid_argument: a scale
+// format other than e8m0 and e4m3, a group that does not divide the scale
+// block, or group sums of `input` that do not fit in 64 bits.
+void check_block_scaled(const BlockScaledModel& model, const Format& input, const Format& scale_format,
+                        std::size_t scale_block, const char* caller);
+// A scale factor: unsigned (UE4M3 ignores its sign bit).
+Decoded decode_scale(const Format& scale_format, std::uint64_t bits);
+// The buffers one thread reuses from instruction to instruction.
+struct BlockScaledScratch {
+  std::vector<Term> terms;
+  std::vector<Term> group;
+};
+// One instruction over K = a.size() decoded elements with C = c (fp32 bits),
+// a scale pair per S = K / scale_a.size() elements; sizes checked by the caller.
+Conversion block_scaled_instruction(const BlockScaledModel& model, std::span<const Decoded> a,
+                                    std::span<const Decoded> b, std::span<const Decoded> scale_a,
+                                    std::span<const Decoded> scale_b, std::uint64_t c, BlockScaledScratch& scratch);
 
 // The structures other than `fused` (structures.cpp): one instruction over
 // a.size() <= L products with C.
