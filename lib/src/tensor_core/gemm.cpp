@@ -13,12 +13,12 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/core/unpacked.hpp"
+#include "tensor_core/parallel.hpp"
 #include "tensor_core/rounding.hpp"
 #include "tensor_core/terms.hpp"
 
@@ -309,12 +309,7 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
     }
   };
 
-  const unsigned threads = std::max(1u, config.threads != 0 ? config.threads : std::thread::hardware_concurrency());
-  const std::size_t per = (m + threads - 1) / threads;
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads && t * per < m; ++t) pool.emplace_back(run_rows, t * per, std::min(m, (t + 1) * per));
-  run_rows(0, std::min(m, per));
-  for (std::thread& t : pool) t.join();
+  detail::parallel_rows(m, config.threads, run_rows);
 }
 
 }  // namespace fmtcheck
