@@ -47,4 +47,30 @@ struct GemmConfig {
 void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
           std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d);
 
+// A GEMM over block-scaled operands (OCP MX, NVFP4) on a Blackwell
+// block-scaled instruction (tensor_core.hpp). Each value along k belongs to
+// a block of scale_block values with one scale code; each instruction takes
+// instruction_k values (a multiple of scale_block) and their scales.
+struct BlockScaledGemmConfig {
+  BlockScaledModel model = blackwell_mxf8f6f4;
+  Format input = formats::e4m3;         // element format of A and B
+  Format scale_format = formats::e8m0;  // e8m0 (UE8M0) or e4m3 (UE4M3)
+  std::size_t scale_block = 32;         // S: values per scale along k
+  std::size_t instruction_k = 32;       // K of one instruction
+  unsigned threads = 0;                 // 0: one per hardware thread
+};
+
+// D = A·Bᵀ, float32 M×N row-major, with A M×K and B N×K container bits of
+// config.input, both K-contiguous ("TN", as the hardware takes MX operands);
+// scale_a (M × K/S) and scale_b (N × K/S) hold the scale codes, row by row.
+// Each element of D is, bit for bit, block_scaled_dot_product_add chained
+// along k: one instruction per instruction_k values from C = +0, each one's D
+// the next one's C. It decodes every element and scale once, not once per
+// output that reads it. Throws std::invalid_argument for sizes that do not
+// match or divide, and for what block_scaled_dot_product_add refuses.
+void gemm_block_scaled(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                       std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                       std::span<const std::uint8_t> scale_a, std::span<const std::uint8_t> scale_b,
+                       std::span<float> d);
+
 }  // namespace fmtcheck
