@@ -64,22 +64,13 @@ std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operan
     return d;
   }
   if (model_.name != "blackwell") throw std::invalid_argument("tensor-core model '" + model_.name + "' has no MX instruction");
-  std::vector<std::uint64_t> a64(a.bits.begin(), a.bits.end()), b64(b.bits.begin(), b.bits.end());
-  std::vector<std::uint64_t> sa(a.block_scales.begin(), a.block_scales.end()), sb(b.block_scales.begin(), b.block_scales.end());
-  const std::size_t blocks = k / mx_block;
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      std::uint64_t c = 0;  // +0
-      for (std::size_t q = 0; q < blocks; ++q) {
-        c = block_scaled_dot_product_add(blackwell_mxf8f6f4, *a.format,
-                                         std::span(a64).subspan(i * k + q * mx_block, mx_block),
-                                         std::span(b64).subspan(j * k + q * mx_block, mx_block), formats::e8m0,
-                                         std::span(sa).subspan(i * blocks + q, 1), std::span(sb).subspan(j * blocks + q, 1), c)
-                .bits;
-      }
-      d[i * n + j] = std::bit_cast<float>(static_cast<std::uint32_t>(c));
-    }
-  }
+  BlockScaledGemmConfig config;
+  config.model = blackwell_mxf8f6f4;
+  config.input = *a.format;
+  config.scale_format = formats::e8m0;
+  config.scale_block = config.instruction_k = mx_block;  // kind::mxf8f6f4: one scale pair per instruction
+  config.threads = 1;  // small matrices: threads cost more than they save
+  fmtcheck::gemm_block_scaled(config, m, n, k, a.bits, b.bits, a.block_scales, b.block_scales, d);
   return d;
 }
 
