@@ -22,16 +22,6 @@ Term to_term(const Unpacked& x, const Format& f) {
   return {x.sign, x.significand >> (64 - p), x.exponent - (p - 1), std::max(x.exponent, f.min_exponent())};
 }
 
-Term product(const Term& x, const Term& y) {
-  if (x.magnitude == 0 || y.magnitude == 0) return {x.negative != y.negative, 0, 0, 0};
-  return {x.negative != y.negative, x.magnitude * y.magnitude, x.lsb + y.lsb, x.align + y.align};
-}
-
-void Special::note(bool is_nan, bool is_inf, bool sign) {
-  nan |= is_nan;
-  if (is_inf) (sign ? neg_inf : pos_inf) = true;
-}
-
 Conversion Special::result(const Format& out) const {
   if (nan || (pos_inf && neg_inf)) return {out.to_storage(out.magnitude_mask()), Flags(Flag::invalid)};  // 0x7FFFFFFF, 0x7FFF
   return {out.to_storage((neg_inf ? out.sign_bit() : 0) | out.infinity_code()), {}};
@@ -90,7 +80,7 @@ Conversion round_block(const DotModel& model, std::span<const Term> terms, const
   bool any = false;
   bool all_negative_zero = true;
   for (const Term& t : terms) {
-    all_negative_zero &= t.negative && t.magnitude == 0;
+    all_negative_zero &= t.negative & (t.magnitude == 0);  // no branch on random signs
     if (t.magnitude == 0) continue;
     e_max = any ? std::max(e_max, t.align) : t.align;
     lsb_min = any ? std::min(lsb_min, t.lsb) : t.lsb;

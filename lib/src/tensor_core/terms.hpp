@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "fmtcheck/core/format.hpp"
@@ -29,7 +30,12 @@ struct Term {
 
 // The integer significand of a finite unpacked value of format f.
 Term to_term(const Unpacked& x, const Format& f);
-Term product(const Term& x, const Term& y);
+// Inline, as is Special::note: the GEMMs call them once per product, where a
+// call returning a Term through memory costs more than the multiplication.
+inline Term product(const Term& x, const Term& y) {
+  if (x.magnitude == 0 || y.magnitude == 0) return {x.negative != y.negative, 0, 0, 0};
+  return {x.negative != y.negative, x.magnitude * y.magnitude, x.lsb + y.lsb, x.align + y.align};
+}
 
 // The truncated terms summed in units of 2^unit. Acc is std::int64_t when the
 // terms are narrow (every hardware model) and cpp_int when every bit is kept.
@@ -47,7 +53,15 @@ Acc sum_aligned(std::span<const Term> terms, int unit) {
       m = static_cast<Acc>(t.magnitude);
       m <<= -shift;
     }
-    if (t.negative) sum -= m; else sum += m;
+    // Random signs mispredict a branch: negate without one where Acc allows.
+    if constexpr (std::is_integral_v<Acc>) {
+      const Acc sign = -static_cast<Acc>(t.negative);  // 0 or -1: m or -m
+      sum += (m ^ sign) - sign;
+    } else if (t.negative) {
+      sum -= m;
+    } else {
+      sum += m;
+    }
   }
   return sum;
 }
@@ -60,7 +74,10 @@ struct Special {
   bool pos_inf = false;
   bool neg_inf = false;
 
-  void note(bool is_nan, bool is_inf, bool sign);
+  void note(bool is_nan, bool is_inf, bool sign) {
+    nan |= is_nan;
+    if (is_inf) (sign ? neg_inf : pos_inf) = true;
+  }
   [[nodiscard]] bool decides() const { return nan || pos_inf || neg_inf; }
   [[nodiscard]] Conversion result(const Format& out) const;
 };
