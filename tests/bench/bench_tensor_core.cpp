@@ -1,9 +1,11 @@
 // Emulated tensor-core GEMM throughput: fused products per second (one
-// product = one a*b term of a block) under the Hopper models, against the
-// cost of the reference dot_product_add it is checked against.
+// product = one a*b term of a block) under the Hopper models and Blackwell's
+// MX instruction, against the cost of the references they are checked against.
 #include <benchmark/benchmark.h>
 
+#include <bit>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "fmtcheck/tensor_core/gemm.hpp"
@@ -69,6 +71,70 @@ BENCHMARK(BM_gemm_fused_e4m3_one_thread)->Arg(128)->Unit(benchmark::kMillisecond
 BENCHMARK(BM_gemm_fp16_groups_e4m3_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_mi300x_fp16_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_mi250_fp16_one_thread)->Arg(128)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// MX (kind::mxf8f6f4: e4m3 and E8M0 scales per 32) at M = N = 128, K = 256,
+// one thread: gemm_block_scaled, and the loop it replaced in the training
+// emulator, block_scaled_dot_product_add per output and instruction.
+constexpr std::size_t mx_m = 128, mx_k = 256, mx_block = 32;
+
+struct MxOperands {
+  std::vector<std::uint32_t> a = random_bits(formats::e4m3, mx_m * mx_k);
+  std::vector<std::uint32_t> b = random_bits(formats::e4m3, mx_m * mx_k);
+  std::vector<std::uint8_t> sa = scales(1), sb = scales(2);
+
+  // Powers of two from 2^-8 to 2^8.
+  static std::vector<std::uint8_t> scales(unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::uint8_t> out(mx_m * mx_k / mx_block);
+    for (auto& s : out) s = static_cast<std::uint8_t>(127 - 8 + rng() % 17);
+    return out;
+  }
+};
+
+void mx_products_per_second(benchmark::State& state) {
+  state.counters["products/s"] =
+      benchmark::Counter(static_cast<double>(mx_m * mx_m * mx_k), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_gemm_block_scaled_e4m3_one_thread(benchmark::State& state) {
+  const MxOperands x;
+  BlockScaledGemmConfig g;  // blackwell_mxf8f6f4, e4m3, e8m0 per 32, K = 32
+  g.threads = 1;
+  std::vector<float> d(mx_m * mx_m);
+  for (auto _ : state) {
+    gemm_block_scaled(g, mx_m, mx_m, mx_k, x.a, x.b, x.sa, x.sb, d);
+    benchmark::DoNotOptimize(d.data());
+  }
+  mx_products_per_second(state);
+}
+
+void BM_block_scaled_per_instruction_e4m3(benchmark::State& state) {
+  const MxOperands x;
+  const std::vector<std::uint64_t> a(x.a.begin(), x.a.end()), b(x.b.begin(), x.b.end());
+  const std::vector<std::uint64_t> sa(x.sa.begin(), x.sa.end()), sb(x.sb.begin(), x.sb.end());
+  const std::size_t blocks = mx_k / mx_block;
+  std::vector<float> d(mx_m * mx_m);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < mx_m; ++i) {
+      for (std::size_t j = 0; j < mx_m; ++j) {
+        std::uint64_t c = 0;
+        for (std::size_t q = 0; q < blocks; ++q) {
+          c = block_scaled_dot_product_add(blackwell_mxf8f6f4, formats::e4m3,
+                                           std::span(a).subspan(i * mx_k + q * mx_block, mx_block),
+                                           std::span(b).subspan(j * mx_k + q * mx_block, mx_block), formats::e8m0,
+                                           std::span(sa).subspan(i * blocks + q, 1),
+                                           std::span(sb).subspan(j * blocks + q, 1), c)
+                  .bits;
+        }
+        d[i * mx_m + j] = std::bit_cast<float>(static_cast<std::uint32_t>(c));
+      }
+    }
+    benchmark::DoNotOptimize(d.data());
+  }
+  mx_products_per_second(state);
+}
+BENCHMARK(BM_gemm_block_scaled_e4m3_one_thread)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_block_scaled_per_instruction_e4m3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The reference path: one 32-long FP8 dot product through dot_product_add.
 void BM_reference_dot_e4m3(benchmark::State& state) {
