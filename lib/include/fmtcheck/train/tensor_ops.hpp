@@ -44,8 +44,9 @@ class TensorOps {
 
 // The emulator: convert_batch for casts, gemm() (fp32 accumulation, no
 // split-K, scale epilogue) under `model` for products. MX operands go to the
-// block-scaled instruction (Blackwell: block_scaled_dot_product_add, one
-// instruction per 32 values of k chained through its fp32 C) or, under the
+// block-scaled instruction (Blackwell: gemm_block_scaled, one
+// block_scaled_dot_product_add instruction per 32 values of k chained
+// through its fp32 C) or, under the
 // `exact` model, to the exact dot product of the dequantised values (each an
 // FP8 value times a power of two, exact in tf32). An FP8 GEMM of e5m2
 // by e4m3 operands (a gradient times a weight) runs with the model's FP8
