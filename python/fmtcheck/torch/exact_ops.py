@@ -15,10 +15,7 @@ import torch
 from fmtcheck import _core
 
 from .errors import Error
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return np.ascontiguousarray(t.detach().numpy())
+from .recipe_gemm import _np
 
 
 def _check(what: str, t: torch.Tensor) -> None:
