@@ -224,3 +224,22 @@ def test_torchs_own_float32_ops_miss_trains_bits():
         exact = float(F.cross_entropy(t.model(x), y).detach())
     assert exact == ref.step()["loss"]
     assert plain != exact
+
+
+def test_torch_autocast_rounds_a_residual_branchs_gradient():
+    """What train and emulate do at a residual add, checked against torch itself: under CPU autocast
+    bf16 a Linear's output is bf16, so the gradient autograd hands it from `x + linear(x)` (float32
+    upstream) is that gradient rounded to bf16, while the residual stream keeps float32."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(4, 8, generator=g, requires_grad=True)
+    lin = torch.nn.Linear(8, 8)
+    upstream = torch.randn(4, 8, generator=g) * 1.001
+    seen = {}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = lin(x)
+        out.register_hook(lambda grad: seen.setdefault("branch", grad))
+        y = x + out
+    y.backward(upstream)
+    assert seen["branch"].dtype == torch.bfloat16
+    assert torch.equal(seen["branch"].float(), upstream.to(torch.bfloat16).float())
+    assert not torch.equal(upstream.to(torch.bfloat16).float(), upstream)  # the rounding is visible
