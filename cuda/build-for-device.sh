@@ -3,16 +3,19 @@
 # folder that can be copied to a GPU machine without the build's Debian
 # packages (Boost, fmt, CLI11, Highway...):
 #
-#   cuda/build-for-device.sh ARCH DIR     # e.g. 90a-real .hwcarry
+#   cuda/build-for-device.sh ARCH DIR [PYTHON]   # e.g. 90a-real .hwcarry
 #
 # DIR gets tools/fmtcheck, tests/cuda/cuda-device and lib/ with the shared
-# libraries they load beyond glibc and libstdc++ (libfmt, libhwy). On the
+# libraries they load beyond glibc and libstdc++ (libfmt, libhwy). With PYTHON
+# (an interpreter of the GPU machine's Python version, nanobind installed in
+# it), DIR/python also gets the `fmtcheck` package built for that version, for
+# cuda/torch/ (PYTHONPATH=DIR/python). On the
 # GPU machine: LD_LIBRARY_PATH=DIR/lib cuda/run-hardware-comparison.sh
 # --build DIR --prebuilt. cuBLASLt is not copied: hw gemm opens the machine's
 # own libcublasLt.so.MAJOR (put its folder on LD_LIBRARY_PATH).
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: cuda/build-for-device.sh ARCH DIR" >&2; exit 2; }
-arch=$1 dir=$2
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: cuda/build-for-device.sh ARCH DIR [PYTHON]" >&2; exit 2; }
+arch=$1 dir=$2 python=${3:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-hw-$arch
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
@@ -21,6 +24,15 @@ ninja -C "$build" fmtcheck-cli cuda-device >/dev/null
 mkdir -p "$dir/tools" "$dir/tests/cuda" "$dir/lib"
 cp "$build/tools/fmtcheck" "$dir/tools/"
 cp "$build/tests/cuda/cuda-device" "$dir/tests/cuda/"
-ldd "$build/tools/fmtcheck" "$build/tests/cuda/cuda-device" | awk '/=> \// {print $3}' | sort -u |
+binaries=("$build/tools/fmtcheck" "$build/tests/cuda/cuda-device")
+if [ -n "$python" ]; then
+  pybuild=$root/build-hw-python-$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')
+  cmake -S "$root" -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
+    -DFMTCHECK_BUILD_PYTHON=ON -DFMTCHECK_ENABLE_CUDA=OFF -DFMTCHECK_BUILD_TESTS=OFF -DPython_EXECUTABLE="$python" >/dev/null
+  ninja -C "$pybuild" fmtcheck_core >/dev/null
+  rm -rf "$dir/python" && cp -r "$pybuild/python" "$dir/python"
+  binaries+=("$dir"/python/fmtcheck/_core*.so)
+fi
+ldd "${binaries[@]}" | awk '/=> \// {print $3}' | sort -u |
   grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libdl|librt|libpthread)\.so' | xargs -r cp -L -t "$dir/lib/"
 echo "built for $arch into $dir: $(ls "$dir/lib" | tr '\n' ' ')"
