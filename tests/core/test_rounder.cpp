@@ -1,7 +1,7 @@
 // Rounder: round_to_format with the format's limits derived once. Its
 // answers are checked against hand-derived codes, its per-value random bits
-// against the policy's, and its lifetime rule (it keeps pointers) at compile
-// time.
+// against the policy's, and that it holds its format and policy by value,
+// trivially copyable (a GPU kernel takes one as its argument).
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -15,8 +15,18 @@
 
 using namespace fmtcheck;
 
-static_assert(!std::is_constructible_v<Rounder, Format&&, const Policy&>, "a temporary format would dangle");
-static_assert(!std::is_constructible_v<Rounder, const Format&, Policy&&>, "a temporary policy would dangle");
+static_assert(std::is_trivially_copyable_v<Rounder>, "a GPU kernel takes a Rounder by value");
+
+TEST_CASE("a Rounder made from temporaries keeps its own copies") {
+  const Rounder r = [] {
+    Policy p;
+    p.overflow = Overflow::sat;
+    return Rounder(format_from_string("e4m3"), p);
+  }();
+  CHECK(r(unpack(1000.0f)).bits == 0x7e);  // sat: +max
+  CHECK(r.format() == formats::e4m3);
+  CHECK(r.policy().overflow == Overflow::sat);
+}
 
 TEST_CASE("Rounder gives the codes of hand-derived e4m3 and fp16 conversions") {
   const Policy rne;

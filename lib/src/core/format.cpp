@@ -65,20 +65,20 @@ ValueClass classify(const Format& f, std::uint64_t bits) {
 }
 
 namespace formats {
-//                      name        E   M  bias  specials         signed subn  store pad
-const Format fp64{"fp64", 11, 52, 1023, Specials::ieee, true, true, 64, 0};
-const Format fp32{"fp32", 8, 23, 127, Specials::ieee, true, true, 32, 0};
-const Format tf32{"tf32", 8, 10, 127, Specials::ieee, true, true, 32, 13};
-const Format fp16{"fp16", 5, 10, 15, Specials::ieee, true, true, 16, 0};
-const Format bf16{"bf16", 8, 7, 127, Specials::ieee, true, true, 16, 0};
-const Format e4m3{"e4m3", 4, 3, 7, Specials::fn, true, true, 8, 0};
-const Format e5m2{"e5m2", 5, 2, 15, Specials::ieee, true, true, 8, 0};
-const Format e4m3fnuz{"e4m3fnuz", 4, 3, 8, Specials::fnuz, true, true, 8, 0};
-const Format e5m2fnuz{"e5m2fnuz", 5, 2, 16, Specials::fnuz, true, true, 8, 0};
-const Format e2m3{"e2m3", 2, 3, 1, Specials::none, true, true, 8, 0};
-const Format e3m2{"e3m2", 3, 2, 3, Specials::none, true, true, 8, 0};
-const Format e2m1{"e2m1", 2, 1, 1, Specials::none, true, true, 8, 0};
-const Format e8m0{"e8m0", 8, 0, 127, Specials::fn, false, false, 8, 0};
+//                 E   M  bias  specials         signed subn  store pad
+const Format fp64{{11, 52, 1023, Specials::ieee, true, true, 64, 0}, "fp64"};
+const Format fp32{{8, 23, 127, Specials::ieee, true, true, 32, 0}, "fp32"};
+const Format tf32{{8, 10, 127, Specials::ieee, true, true, 32, 13}, "tf32"};
+const Format fp16{{5, 10, 15, Specials::ieee, true, true, 16, 0}, "fp16"};
+const Format bf16{{8, 7, 127, Specials::ieee, true, true, 16, 0}, "bf16"};
+const Format e4m3{{4, 3, 7, Specials::fn, true, true, 8, 0}, "e4m3"};
+const Format e5m2{{5, 2, 15, Specials::ieee, true, true, 8, 0}, "e5m2"};
+const Format e4m3fnuz{{4, 3, 8, Specials::fnuz, true, true, 8, 0}, "e4m3fnuz"};
+const Format e5m2fnuz{{5, 2, 16, Specials::fnuz, true, true, 8, 0}, "e5m2fnuz"};
+const Format e2m3{{2, 3, 1, Specials::none, true, true, 8, 0}, "e2m3"};
+const Format e3m2{{3, 2, 3, Specials::none, true, true, 8, 0}, "e3m2"};
+const Format e2m1{{2, 1, 1, Specials::none, true, true, 8, 0}, "e2m1"};
+const Format e8m0{{8, 0, 127, Specials::fn, false, false, 8, 0}, "e8m0"};
 }  // namespace formats
 
 std::span<const Format> preset_formats() {

@@ -69,34 +69,7 @@ Unpacked unpack(const Format& f, std::uint64_t bits) {
   return x;
 }
 
-// The same decoding as unpack(formats::fp32, bits), written for float32's
-// fixed layout: every exhaustive test and batch fallback runs through here.
-Unpacked unpack(float value) {
-  const auto bits = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t field = (bits >> 23) & 0xFFu;
-  const std::uint32_t mantissa = bits & 0x7FFFFFu;
-  Unpacked x;
-  x.sign = (bits >> 31) != 0;
-  if (field == 0xFFu) {
-    x.kind = mantissa == 0 ? Unpacked::Kind::inf : Unpacked::Kind::nan;
-    x.significand = std::uint64_t{mantissa} << 41;
-    x.signaling = mantissa != 0 && (mantissa >> 22) == 0;
-    return x;
-  }
-  if (field != 0) {
-    x.kind = Unpacked::Kind::finite;
-    x.exponent = static_cast<std::int32_t>(field) - 127;
-    x.significand = std::uint64_t{mantissa | 0x800000u} << 40;
-    return x;
-  }
-  if (mantissa == 0) return x;  // zero
-  const int msb = 31 - std::countl_zero(mantissa);
-  x.kind = Unpacked::Kind::finite;
-  x.exponent = -126 - 23 + msb;
-  x.significand = std::uint64_t{mantissa} << (63 - msb);
-  x.source_subnormal = true;
-  return x;
-}
+Unpacked unpack(float value) { return unpack_float32(std::bit_cast<std::uint32_t>(value)); }
 Unpacked unpack(double x) { return unpack(formats::fp64, std::bit_cast<std::uint64_t>(x)); }
 
 }  // namespace fmtcheck

@@ -8,7 +8,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 namespace fmtcheck {
@@ -21,8 +20,10 @@ enum class Specials : std::uint8_t {
   none,  // every code is finite (OCP MX FP6 / FP4)
 };
 
-struct Format {
-  std::string name;       // canonical name, e.g. "fp16" or "e6m9"
+// The encoding alone: trivially copyable and constexpr throughout, so that
+// the rounding core takes it by value on the CPU and in GPU kernels alike
+// (nvcc --expt-relaxed-constexpr).
+struct Encoding {
   int exponent_bits = 0;  // 1..11
   int mantissa_bits = 0;  // 0..52 stored fraction bits
   int bias = 0;
@@ -36,19 +37,18 @@ struct Format {
   bool extended = false;
 
   // Width of the code itself (sign + exponent + mantissa).
-  [[nodiscard]] int width() const { return (is_signed ? 1 : 0) + exponent_bits + mantissa_bits; }
-  [[nodiscard]] int precision() const { return mantissa_bits + 1; }
-  [[nodiscard]] std::uint64_t magnitude_mask() const {
+  [[nodiscard]] constexpr int width() const { return (is_signed ? 1 : 0) + exponent_bits + mantissa_bits; }
+  [[nodiscard]] constexpr int precision() const { return mantissa_bits + 1; }
+  [[nodiscard]] constexpr std::uint64_t magnitude_mask() const {
     return (std::uint64_t{1} << (exponent_bits + mantissa_bits)) - 1;
   }
-  [[nodiscard]] std::uint64_t sign_bit() const {
+  [[nodiscard]] constexpr std::uint64_t sign_bit() const {
     return is_signed ? std::uint64_t{1} << (exponent_bits + mantissa_bits) : 0;
   }
   // Exponent of the lowest binade (min normal = 2^min_exponent).
-  [[nodiscard]] int min_exponent() const { return (has_subnormals ? 1 : 0) - bias; }
-  // Largest finite magnitude code (no sign, no padding). Inline, as the
-  // rounding core asks for it on every value.
-  [[nodiscard]] std::uint64_t max_finite_code() const {
+  [[nodiscard]] constexpr int min_exponent() const { return (has_subnormals ? 1 : 0) - bias; }
+  // Largest finite magnitude code (no sign, no padding).
+  [[nodiscard]] constexpr std::uint64_t max_finite_code() const {
     switch (specials) {
       case Specials::ieee: return infinity_code() - 1;
       case Specials::fn: return magnitude_mask() - 1 - (extended ? 1 : 0);
@@ -58,43 +58,48 @@ struct Format {
     return 0;
   }
   // Exponent of the largest finite value's binade.
-  [[nodiscard]] int max_exponent() const { return static_cast<int>(max_finite_code() >> mantissa_bits) - bias; }
+  [[nodiscard]] constexpr int max_exponent() const {
+    return static_cast<int>(max_finite_code() >> mantissa_bits) - bias;
+  }
   // Magnitude code of infinity (formats with has_inf()): exponent all ones
   // and mantissa zero (ieee), or the code above the largest finite (extended).
-  [[nodiscard]] std::uint64_t infinity_code() const {
+  [[nodiscard]] constexpr std::uint64_t infinity_code() const {
     if (specials == Specials::fn) return magnitude_mask() - 1;
     if (specials == Specials::fnuz) return magnitude_mask();
     return magnitude_mask() & ~((std::uint64_t{1} << mantissa_bits) - 1);
   }
-  [[nodiscard]] bool has_inf() const { return specials == Specials::ieee || extended; }
-  [[nodiscard]] bool has_nan() const { return specials != Specials::none; }
-  [[nodiscard]] bool has_zero() const { return has_subnormals; }
-  [[nodiscard]] bool has_negative_zero() const {
+  [[nodiscard]] constexpr bool has_inf() const { return specials == Specials::ieee || extended; }
+  [[nodiscard]] constexpr bool has_nan() const { return specials != Specials::none; }
+  [[nodiscard]] constexpr bool has_zero() const { return has_subnormals; }
+  [[nodiscard]] constexpr bool has_negative_zero() const {
     return is_signed && has_zero() && specials != Specials::fnuz;
   }
 
   // Container bits <-> code: tf32 lives in the top 19 bits of a float32.
-  [[nodiscard]] std::uint64_t to_storage(std::uint64_t code) const { return code << pad_bits; }
-  [[nodiscard]] std::uint64_t from_storage(std::uint64_t bits) const { return (bits >> pad_bits) & code_mask(); }
-  [[nodiscard]] std::uint64_t code_mask() const {
+  [[nodiscard]] constexpr std::uint64_t to_storage(std::uint64_t code) const { return code << pad_bits; }
+  [[nodiscard]] constexpr std::uint64_t from_storage(std::uint64_t bits) const {
+    return (bits >> pad_bits) & code_mask();
+  }
+  [[nodiscard]] constexpr std::uint64_t code_mask() const {
     return width() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width()) - 1;
   }
-  [[nodiscard]] std::uint64_t storage_mask() const {
+  [[nodiscard]] constexpr std::uint64_t storage_mask() const {
     return storage_bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << storage_bits) - 1;
   }
+
+  friend constexpr bool operator==(const Encoding&, const Encoding&) = default;
+};
+
+// A format: its encoding and its canonical name, e.g. "fp16" or "e6m9".
+struct Format : Encoding {
+  std::string name;
 
   friend bool operator==(const Format& a, const Format& b) = default;
 };
 
 // Whether a and b encode the same values in the same bits, whatever their
 // names ("e5m10" and fp16 do).
-inline bool same_encoding(const Format& a, const Format& b) {
-  const auto fields = [](const Format& f) {
-    return std::tie(f.exponent_bits, f.mantissa_bits, f.bias, f.specials, f.is_signed, f.has_subnormals,
-                    f.storage_bits, f.pad_bits, f.extended);
-  };
-  return fields(a) == fields(b);
-}
+constexpr bool same_encoding(const Encoding& a, const Encoding& b) { return a == b; }
 
 // "ieee", "fn", "fnuz" or "none".
 std::string_view to_string(Specials s);

@@ -69,10 +69,10 @@ struct Policy {
   std::uint32_t random_bits = 0;
   int random_bit_count = 0;  // 1..32 when is_stochastic(rounding)
 
-  [[nodiscard]] bool flush_inputs() const {
+  [[nodiscard]] constexpr bool flush_inputs() const {
     return subnormals == Subnormals::daz || subnormals == Subnormals::ftz_daz;
   }
-  [[nodiscard]] bool flush_results() const {
+  [[nodiscard]] constexpr bool flush_results() const {
     return subnormals == Subnormals::ftz || subnormals == Subnormals::ftz_daz;
   }
   friend bool operator==(const Policy&, const Policy&) = default;

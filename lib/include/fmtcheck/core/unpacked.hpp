@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/host_device.hpp"
 
 namespace fmtcheck {
 
@@ -23,15 +24,48 @@ struct Unpacked {
   // finite: the value was a subnormal of its source format (for daz).
   bool source_subnormal = false;
 
-  [[nodiscard]] bool is_nan() const { return kind == Kind::nan; }
-  [[nodiscard]] bool is_inf() const { return kind == Kind::inf; }
-  [[nodiscard]] bool is_zero() const { return kind == Kind::zero; }
-  [[nodiscard]] bool is_finite_nonzero() const { return kind == Kind::finite; }
+  [[nodiscard]] constexpr bool is_nan() const { return kind == Kind::nan; }
+  [[nodiscard]] constexpr bool is_inf() const { return kind == Kind::inf; }
+  [[nodiscard]] constexpr bool is_zero() const { return kind == Kind::zero; }
+  [[nodiscard]] constexpr bool is_finite_nonzero() const { return kind == Kind::finite; }
 };
 
 // Exact decoding of a format's container bits.
 Unpacked unpack(const Format& f, std::uint64_t bits);
 Unpacked unpack(float x);
 Unpacked unpack(double x);
+
+// The same decoding as unpack(formats::fp32, bits), written for float32's
+// fixed layout: unpack(float), every exhaustive test and batch fallback, and
+// the GPU's conversion kernels run through here.
+FMTCHECK_HD inline Unpacked unpack_float32(std::uint32_t bits) {
+  const std::uint32_t field = (bits >> 23) & 0xFFu;
+  const std::uint32_t mantissa = bits & 0x7FFFFFu;
+  Unpacked x;
+  x.sign = (bits >> 31) != 0;
+  if (field == 0xFFu) {
+    x.kind = mantissa == 0 ? Unpacked::Kind::inf : Unpacked::Kind::nan;
+    x.significand = std::uint64_t{mantissa} << 41;
+    x.signaling = mantissa != 0 && (mantissa >> 22) == 0;
+    return x;
+  }
+  if (field != 0) {
+    x.kind = Unpacked::Kind::finite;
+    x.exponent = static_cast<std::int32_t>(field) - 127;
+    x.significand = std::uint64_t{mantissa | 0x800000u} << 40;
+    return x;
+  }
+  if (mantissa == 0) return x;  // zero
+#if defined(__CUDA_ARCH__)
+  const int msb = 31 - __clz(mantissa);
+#else
+  const int msb = 31 - __builtin_clz(mantissa);
+#endif
+  x.kind = Unpacked::Kind::finite;
+  x.exponent = -126 - 23 + msb;
+  x.significand = std::uint64_t{mantissa} << (63 - msb);
+  x.source_subnormal = true;
+  return x;
+}
 
 }  // namespace fmtcheck
