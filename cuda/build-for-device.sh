@@ -5,7 +5,7 @@
 #
 #   cuda/build-for-device.sh ARCH DIR [PYTHON]   # e.g. 90a-real .hwcarry
 #
-# DIR gets tools/fmtcheck, tests/cuda/cuda-device and lib/ with the shared
+# DIR gets tools/fmtcheck, tests/cuda/cuda-device, cuda-emulator-sweep and lib/ with the shared
 # libraries they load beyond glibc and libstdc++ (libfmt, libhwy). With PYTHON
 # (an interpreter of the GPU machine's Python version, nanobind installed in
 # it), DIR/python also gets the `fmtcheck` package built for that version, for
@@ -20,11 +20,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-hw-$arch
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
-ninja -C "$build" fmtcheck-cli cuda-device >/dev/null
+ninja -C "$build" fmtcheck-cli cuda-device cuda-emulator-sweep >/dev/null
 mkdir -p "$dir/tools" "$dir/tests/cuda" "$dir/lib"
 cp "$build/tools/fmtcheck" "$dir/tools/"
-cp "$build/tests/cuda/cuda-device" "$dir/tests/cuda/"
-binaries=("$build/tools/fmtcheck" "$build/tests/cuda/cuda-device")
+cp "$build/tests/cuda/cuda-device" "$build/tests/cuda/cuda-emulator-sweep" "$dir/tests/cuda/"
+binaries=("$build/tools/fmtcheck" "$build/tests/cuda/cuda-device" "$build/tests/cuda/cuda-emulator-sweep")
 if [ -n "$python" ]; then
   pybuild=$root/build-hw-python-$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')
   cmake -S "$root" -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \

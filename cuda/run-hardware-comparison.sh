@@ -13,7 +13,7 @@
 #                      the cases into FILE-cases.tar.gz), so a run cut off
 #                      still leaves what it measured
 #   --steps LIST       comma-separated steps to run (default: all, in this
-#                      order of value): convert,mma,wgmma,probe,gemm,train,device
+#                      order of value): convert,mma,wgmma,probe,gemm,train,device,emulator
 #   --step-timeout S   seconds one step may take (default 480)
 #   --rehearse         no GPU needed: run every step's plumbing; a step passes
 #                      when its only failure is the missing GPU (exit 2 with
@@ -30,7 +30,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-hw
 prebuilt=0 rehearse=0 results="" bundle="" step_timeout=480
-steps=convert,mma,wgmma,probe,gemm,train,device
+steps=convert,mma,wgmma,probe,gemm,train,device,emulator
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$(realpath -m "$2"); shift 2 ;;
@@ -50,10 +50,11 @@ if [ $prebuilt -eq 0 ]; then
   case $arch in 90) arch=90a-real ;; "") arch="" ;; *) arch=$arch-real ;; esac
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
     ${arch:+-DCMAKE_CUDA_ARCHITECTURES=$arch} >/dev/null || exit 1
-  ninja -C "$build" -j "$(nproc)" fmtcheck-cli cuda-device >/dev/null || exit 1
+  ninja -C "$build" -j "$(nproc)" fmtcheck-cli cuda-device cuda-emulator-sweep >/dev/null || exit 1
 fi
 cli=$build/tools/fmtcheck
 device_tests=$build/tests/cuda/cuda-device
+emulator_sweep=$build/tests/cuda/cuda-emulator-sweep
 [ -x "$cli" ] || { echo "run-hardware-comparison.sh: no $cli (build it, or drop --prebuilt)" >&2; exit 2; }
 
 info=$("$cli" hw info 2>&1); info_rc=$?
@@ -205,6 +206,16 @@ run_step() {
         echo "$? $(( $(date +%s) - start ))" > "$out/device-tests.rc"
       else
         echo "no $device_tests" > "$out/device-tests.txt"; echo "2 0" > "$out/device-tests.rc"
+      fi ;;
+    emulator)
+      # fmtcheck's own rounding on the GPU (cuda/src/emulator/) against the
+      # CPU on all 2^32 inputs per format and policy, then its speed.
+      if [ -x "$emulator_sweep" ]; then
+        start=$(date +%s)
+        timeout "$step_timeout" "$emulator_sweep" > "$out/emulator.txt" 2>&1
+        echo "$? $(( $(date +%s) - start ))" > "$out/emulator.rc"
+      else
+        echo "no $emulator_sweep" > "$out/emulator.txt"; echo "2 0" > "$out/emulator.rc"
       fi ;;
     *) echo "run-hardware-comparison.sh: unknown step '$1'" >&2; exit 2 ;;
   esac

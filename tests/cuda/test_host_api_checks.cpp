@@ -4,8 +4,10 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "fmtcheck/cuda/convert.hpp"
+#include "fmtcheck/cuda/emulated_convert.hpp"
 #include "fmtcheck/cuda/mma.hpp"
 
 using namespace fmtcheck;
@@ -111,4 +113,12 @@ TEST_CASE("check_tiles rejects sizes and words that do not fit") {
   t = zero_tiles(ins, 2);
   t.c.pop_back();
   CHECK_THROWS_AS(run_mma(ins, t), std::invalid_argument);
+}
+
+TEST_CASE("the GPU's emulated conversion refuses a format wider than 32 bits in one line, before any device call") {
+  CHECK_THROWS_WITH_AS(fmtcheck::cuda::check_gpu_target(fmtcheck::formats::fp64),
+                       "format fp64 has 64-bit containers; the GPU converts into formats of at most 32 bits",
+                       std::invalid_argument);
+  const std::vector<float> in(4, 1.0f);
+  CHECK_THROWS_AS(fmtcheck::cuda::convert_on_gpu(in, fmtcheck::formats::fp64, {}), std::invalid_argument);
 }

@@ -1,0 +1,59 @@
+// fmtcheck's own conversion on the GPU: the library's rounding core
+// (fmtcheck/core/round_to_format.hpp, the CPU's code compiled for the
+// device) over float32 buffers, with the flag counts. Not the GPU's cvt
+// instructions (convert.hpp): every format and policy fmtcheck knows, the
+// same bits as the CPU's fmtcheck::convert.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fmtcheck/core/flags.hpp"
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/core/random.hpp"
+
+namespace fmtcheck::cuda {
+
+// The formats the GPU converts into: containers of 8, 16 or 32 bits (every
+// format but fp64). Throws std::invalid_argument naming the format otherwise.
+void check_gpu_target(const Format& to);
+
+// Converts n float32 values at device address `in` into codes of `to` at
+// device address `out` (one container of to.storage_bits each) under `p`,
+// on the current device. Stochastic rounding takes value i's random bits
+// from RandomStream{seed, first}.draw(i), as the CPU's batch conversion
+// does, so the same seed gives the same bits. Returns the flag counts.
+// Throws std::invalid_argument for a target the GPU does not take,
+// std::runtime_error on CUDA errors (no GPU among them).
+FlagCounts convert_device_buffer(const float* in, std::size_t n, const Format& to, const Policy& p, void* out,
+                                 std::uint64_t seed = 0, std::uint64_t first = 0);
+
+// The same for host values, through device buffers: the codes widened to
+// 32 bits, and the counts.
+struct GpuConverted {
+  std::vector<std::uint32_t> codes;
+  FlagCounts flags;
+};
+GpuConverted convert_on_gpu(std::span<const float> in, const Format& to, const Policy& p, std::uint64_t seed = 0);
+
+// Every float32 input (2^32 bit patterns, generated on the device) converted
+// into `to` under `p`: the flag counts and an order-free digest of every
+// (input, code) pair, sweep_digest's sum, without writing the codes. The
+// exhaustive proof compares both with the CPU's (sweep_digest_term).
+struct Sweep {
+  FlagCounts flags;
+  std::uint64_t digest = 0;
+};
+Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed = 0);
+
+// One (input bits, code) pair's term of a sweep's digest: the digest is the
+// sum of the terms mod 2^64, so any order and any split of the inputs give
+// the same digest.
+constexpr std::uint64_t sweep_digest_term(std::uint32_t input, std::uint64_t code) {
+  return splitmix64(input, code);
+}
+
+}  // namespace fmtcheck::cuda
