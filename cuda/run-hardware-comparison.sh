@@ -159,6 +159,17 @@ finish() {
   pack
 }
 
+# run_binary NAME BINARY: a built program's whole output as NAME.txt.
+run_binary() {
+  if [ -x "$2" ]; then
+    start=$(date +%s)
+    timeout "$step_timeout" "$2" > "$out/$1.txt" 2>&1
+    echo "$? $(( $(date +%s) - start ))" > "$out/$1.rc"
+  else
+    echo "no $2" > "$out/$1.txt"; echo "2 0" > "$out/$1.rc"
+  fi
+}
+
 run_step() {
   case $1 in
     convert)
@@ -199,24 +210,11 @@ run_step() {
       finish
       rm -f "$digits"
       return ;;
-    device)
-      if [ -x "$device_tests" ]; then
-        start=$(date +%s)
-        timeout "$step_timeout" "$device_tests" > "$out/device-tests.txt" 2>&1
-        echo "$? $(( $(date +%s) - start ))" > "$out/device-tests.rc"
-      else
-        echo "no $device_tests" > "$out/device-tests.txt"; echo "2 0" > "$out/device-tests.rc"
-      fi ;;
+    device) run_binary device-tests "$device_tests" ;;
     emulator)
       # fmtcheck's own rounding on the GPU (cuda/src/emulator/) against the
       # CPU on all 2^32 inputs per format and policy, then its speed.
-      if [ -x "$emulator_sweep" ]; then
-        start=$(date +%s)
-        timeout "$step_timeout" "$emulator_sweep" > "$out/emulator.txt" 2>&1
-        echo "$? $(( $(date +%s) - start ))" > "$out/emulator.rc"
-      else
-        echo "no $emulator_sweep" > "$out/emulator.txt"; echo "2 0" > "$out/emulator.rc"
-      fi ;;
+      run_binary emulator "$emulator_sweep" ;;
     *) echo "run-hardware-comparison.sh: unknown step '$1'" >&2; exit 2 ;;
   esac
   finish

@@ -41,4 +41,4 @@ want='cuBLASLt e4m3 -> fp32, no fast accum, scales a=1 b=1 d=1 M=128 N=128 K=256
 mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 vs hopper, random tiles: 131072 compared, 0 differ
 PASS: no unexplained difference'
 [ "$(summary_lines "$work/wrapped.txt")" = "$want" ] || { echo "FAIL: summary lines"; summary_lines "$work/wrapped.txt"; exit 1; }
-echo "PASS: 39 checks rehearsed; a non-GPU failure is caught; wrapped results are summarised whole"
+echo "PASS: $rows checks rehearsed; a non-GPU failure is caught; wrapped results are summarised whole"
