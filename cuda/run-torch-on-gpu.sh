@@ -41,11 +41,17 @@ for step in casts captures gradscaler; do
   PYTHONUNBUFFERED=1 timeout "$step_timeout" "$python" "${args[@]}" > "$results/$step.log" 2>&1
   rc=$?
   line="$step: exit $rc ($(( $(date +%s) - start )) s): $(tail -n 1 "$results/$step.log")"
-  echo "$line" | tee -a "$results/summary.txt"
+  echo "${line:0:100}" | tee -a "$results/summary.txt"
   if [ $rehearse -eq 1 ]; then
     { [ $rc -eq 2 ] && grep -q '^fmtcheck: no GPU found: ' "$results/$step.log"; } || failed=1
   else
     [ $rc -ne 0 ] && failed=1
   fi
 done
+if [ $failed -eq 0 ]; then
+  [ $rehearse -eq 1 ] && echo "PASS: every step's only failure is the missing GPU" ||
+    echo "PASS: torch on this GPU is fmtcheck's; commit $results for CI's replay"
+else
+  echo "FAIL: a step failed; its log in $results says why"
+fi
 exit $failed

@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "torch"))
-from models import MODELS  # noqa: E402
+from models import MODELS, train  # noqa: E402
 
 aten = torch.ops.aten
 GEMMS = {aten.mm.default: "mm", aten.addmm.default: "addmm", aten.bmm.default: "bmm",
@@ -62,19 +62,9 @@ def steps(name, recipe, count=1):
     half = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(recipe)
     scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 12) if recipe == "fp16" else None
     capture = Capture(name)
-    for _ in range(count):
-        x, y = next(batches)
-        x, y = x.cuda(), (y.cuda() if y is not None else None)
-        with capture, torch.autocast("cuda", dtype=half or torch.float32, enabled=half is not None):
-            loss = loss_fn(model(x), y)
-        with capture:
-            (scaler.scale(loss) if scaler else loss).backward()
-        if scaler:
-            scaler.step(opt)
-            scaler.update()
-        else:
-            opt.step()
-        opt.zero_grad(set_to_none=True)
+    # The whole step: the optimizer's and the scaler's ops hold no GEMM and no cast to fp16/bf16.
+    with capture:
+        train(model, opt, batches, loss_fn, count, autocast=half, scaler=scaler, device="cuda")
     return capture.calls
 
 

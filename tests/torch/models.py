@@ -168,12 +168,15 @@ class _Lm(torch.nn.Module):
 MODELS = {"mlp": digits, "transformer": sort_task, "gpt2": gpt2}
 
 
-def train(model, opt, batches, loss_fn, steps, *, autocast=torch.float16, scaler=None, on_step=None):
-    """`steps` steps of `opt`, the forward under CPU autocast (`autocast`: a dtype, or None for
-    float32), the backward through `scaler` when given; `on_step(step, loss)` after each step."""
+def train(model, opt, batches, loss_fn, steps, *, autocast=torch.float16, scaler=None, on_step=None, device="cpu"):
+    """`steps` steps of `opt`, the forward under autocast on `device` (`autocast`: a dtype, or None
+    for float32; the batches are moved there), the backward through `scaler` when given;
+    `on_step(step, loss)` after each step."""
     for step in range(steps):
         x, y = next(batches)
-        with torch.autocast("cpu", dtype=autocast or torch.float32, enabled=autocast is not None):
+        if device != "cpu":
+            x, y = x.to(device), (None if y is None else y.to(device))
+        with torch.autocast(device, dtype=autocast or torch.float32, enabled=autocast is not None):
             loss = loss_fn(model(x), y)
         if scaler is not None:
             scaler.scale(loss).backward()

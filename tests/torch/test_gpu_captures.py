@@ -153,8 +153,8 @@ def test_tf32_gemms_are_rne_operands_and_cublas_split_k():
         outputs += theirs.size
     assert held_out >= 10
     assert emulate_differs > outputs // 2
-    print(f"tf32: {len(splits)} shapes and layouts, splits {sorted(Counter(splits.values()).items())}, {held_out} "
-          f"held-out calls match; emulate's tf32 differs on {emulate_differs} of {outputs} outputs")
+    print(f"tf32: {len(splits)} shapes and layouts, (split, shapes) {sorted(Counter(splits.values()).items())}")
+    print(f"  {held_out} held-out calls match; emulate's tf32 differs on {emulate_differs} of {outputs} outputs")
 
 
 def test_capture_settings():
