@@ -5,14 +5,15 @@
 #
 #   cuda/build-for-device.sh ARCH DIR [PYTHON]   # e.g. 90a-real .hwcarry
 #
-# DIR gets tools/fmtcheck, tests/cuda/cuda-device, cuda-emulator-sweep and lib/ with the shared
-# libraries they load beyond glibc and libstdc++ (libfmt, libhwy). With PYTHON
-# (an interpreter of the GPU machine's Python version, nanobind installed in
-# it), DIR/python also gets the `fmtcheck` package built for that version, for
-# cuda/torch/ (PYTHONPATH=DIR/python). On the
-# GPU machine: LD_LIBRARY_PATH=DIR/lib cuda/run-hardware-comparison.sh
-# --build DIR --prebuilt. cuBLASLt is not copied: hw gemm opens the machine's
-# own libcublasLt.so.MAJOR (put its folder on LD_LIBRARY_PATH).
+# DIR gets tools/fmtcheck; tests/cuda/cuda-device, cuda-emulator-sweep and
+# cuda-emulator-gemm; and lib/ with the shared libraries they load beyond
+# glibc and libstdc++ (libfmt, libhwy). With PYTHON (an interpreter of the GPU
+# machine's Python version, nanobind installed in it), DIR/python also gets
+# the `fmtcheck` package built for that version, for cuda/torch/
+# (PYTHONPATH=DIR/python). On the GPU machine: LD_LIBRARY_PATH=DIR/lib
+# cuda/run-hardware-comparison.sh --build DIR --prebuilt. cuBLASLt is not
+# copied: hw gemm opens the machine's own libcublasLt.so.MAJOR (put its
+# folder on LD_LIBRARY_PATH).
 set -euo pipefail
 [ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: cuda/build-for-device.sh ARCH DIR [PYTHON]" >&2; exit 2; }
 arch=$1 dir=$2 python=${3:-}
@@ -20,11 +21,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-hw-$arch
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
-ninja -C "$build" fmtcheck-cli cuda-device cuda-emulator-sweep >/dev/null
+ninja -C "$build" fmtcheck-cli cuda-device cuda-emulator-sweep cuda-emulator-gemm >/dev/null
 mkdir -p "$dir/tools" "$dir/tests/cuda" "$dir/lib"
 cp "$build/tools/fmtcheck" "$dir/tools/"
-cp "$build/tests/cuda/cuda-device" "$build/tests/cuda/cuda-emulator-sweep" "$dir/tests/cuda/"
-binaries=("$build/tools/fmtcheck" "$build/tests/cuda/cuda-device" "$build/tests/cuda/cuda-emulator-sweep")
+tests=("$build/tests/cuda/cuda-device" "$build/tests/cuda/cuda-emulator-sweep" "$build/tests/cuda/cuda-emulator-gemm")
+cp "${tests[@]}" "$dir/tests/cuda/"
+binaries=("$build/tools/fmtcheck" "${tests[@]}")
 if [ -n "$python" ]; then
   pybuild=$root/build-hw-python-$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')
   cmake -S "$root" -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \

@@ -50,11 +50,12 @@ if [ $prebuilt -eq 0 ]; then
   case $arch in 90) arch=90a-real ;; "") arch="" ;; *) arch=$arch-real ;; esac
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
     ${arch:+-DCMAKE_CUDA_ARCHITECTURES=$arch} >/dev/null || exit 1
-  ninja -C "$build" -j "$(nproc)" fmtcheck-cli cuda-device cuda-emulator-sweep >/dev/null || exit 1
+  ninja -C "$build" -j "$(nproc)" fmtcheck-cli cuda-device cuda-emulator-sweep cuda-emulator-gemm >/dev/null || exit 1
 fi
 cli=$build/tools/fmtcheck
 device_tests=$build/tests/cuda/cuda-device
 emulator_sweep=$build/tests/cuda/cuda-emulator-sweep
+emulator_gemm=$build/tests/cuda/cuda-emulator-gemm
 [ -x "$cli" ] || { echo "run-hardware-comparison.sh: no $cli (build it, or drop --prebuilt)" >&2; exit 2; }
 
 info=$("$cli" hw info 2>&1); info_rc=$?
@@ -213,8 +214,10 @@ run_step() {
     device) run_binary device-tests "$device_tests" ;;
     emulator)
       # fmtcheck's own rounding on the GPU (cuda/src/emulator/) against the
-      # CPU on all 2^32 inputs per format and policy, then its speed.
-      run_binary emulator "$emulator_sweep" ;;
+      # CPU on all 2^32 inputs per format and policy, then its speed; the
+      # emulated GEMM's speed for every preset, its outputs checked.
+      run_binary emulator "$emulator_sweep"
+      run_binary emulator-gemm "$emulator_gemm" ;;
     *) echo "run-hardware-comparison.sh: unknown step '$1'" >&2; exit 2 ;;
   esac
   finish

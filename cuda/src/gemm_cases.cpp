@@ -6,6 +6,7 @@
 
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/cuda/blaslt_gemm.hpp"
+#include "fmtcheck/cuda/emulated_gemm.hpp"
 #include "fmtcheck/cuda/convert.hpp"
 #include "random_codes.hpp"
 
@@ -55,7 +56,7 @@ void check_gemm(const BlasLtGemm& g, const GemmOperands& x) {
 }
 
 std::vector<std::uint32_t> emulate_blaslt_gemm(const BlasLtGemm& g, const DotModel& model, std::size_t promote_every,
-                                               const GemmOperands& x) {
+                                               const GemmOperands& x, bool on_gpu) {
   check_gemm(g, x);
   GemmConfig config;
   config.model = model;
@@ -67,7 +68,12 @@ std::vector<std::uint32_t> emulate_blaslt_gemm(const BlasLtGemm& g, const DotMod
   const bool fp8_out = *g.output == formats::e4m3;
   // An e4m3 D takes no C (the GEMM runs with beta = 0).
   const std::vector<float> zero(fp8_out ? x.c.size() : 0, 0.0f);
-  gemm(config, x.m, x.n, x.k, x.a, x.b, fp8_out ? std::span<const float>(zero) : std::span<const float>(x.c), d);
+  const std::span<const float> c = fp8_out ? std::span<const float>(zero) : std::span<const float>(x.c);
+  if (on_gpu) {
+    gemm_on_gpu(config, x.m, x.n, x.k, x.a, x.b, c, d);
+  } else {
+    gemm(config, x.m, x.n, x.k, x.a, x.b, c, d);
+  }
   std::vector<std::uint32_t> out(d.size());
   const Policy to_e4m3 = find_device_conversion(formats::e4m3, Rounding::rne)->policy();
   for (std::size_t i = 0; i < d.size(); ++i) {

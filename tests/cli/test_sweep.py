@@ -81,6 +81,7 @@ def test_stream_is_in_input_order(cli_path):
     (["--to", "e4m3", "--round", "up"], ["--round"]),
     (["--to", "e4m3", "--round", "sr"], ["--sr-bits"]),
     (["--to", "e4m3", "--seed", "x"], ["--seed"]),
+    (["--to", "e4m3", "--device", "gpu"], ["bad --device 'gpu'", "cpu or cuda"]),
 ])
 def test_bad_input_creates_no_file(fmtcheck, tmp_path, args, words):
     out = tmp_path / "sweep.bin"

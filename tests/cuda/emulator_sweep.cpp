@@ -1,4 +1,5 @@
-// The GPU emulator's exhaustive proof and its speed, on a GPU (cuda/run-gpu-backend-proofs.sh):
+// The GPU emulator's exhaustive proof and its speed, on a GPU
+// (cuda/run-hardware-comparison.sh --steps emulator):
 //
 //   cuda-emulator-sweep [FORMAT:ROUND:OVERFLOW:SUBNORMALS:NAN[:SR_BITS] ...]
 //

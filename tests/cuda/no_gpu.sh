@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs `fmtcheck ARGS...` (the CLI path comes first): passes when it prints
-# exactly one line on stderr, "fmtcheck: no GPU found: ...", nothing on
+# exactly one line on stderr, "fmtcheck: [OPTION: ]no GPU found: ...", nothing on
 # stdout, and exits 2. Exits 77 (skipped) when a GPU answered instead.
 cli=$1; shift
 out=$("$cli" "$@" 2>/tmp/fmtcheck-no-gpu.$$); rc=$?
@@ -10,7 +10,7 @@ if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then
 fi
 lines=$(printf '%s\n' "$err" | wc -l)
 case "$err" in
-  "fmtcheck: no GPU found: "*) ;;
+  "fmtcheck: no GPU found: "* | "fmtcheck: --device cuda: no GPU found: "*) ;;
   *) echo "FAIL: stderr was '$err'"; exit 1 ;;
 esac
 [ $rc -eq 2 ] || { echo "FAIL: exit $rc, expected 2"; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cuda/run-hardware-comparison.sh --rehearse on a machine without a GPU
-# (BUILD_DIR holds the built fmtcheck, cuda-device and cuda-emulator-sweep):
+# (BUILD_DIR holds the built fmtcheck, cuda-device, cuda-emulator-sweep and cuda-emulator-gemm):
 #  1. every step's plumbing runs and the only failures are the missing GPU:
 #     exit 0, one summary row per check, the bundle holds the summary;
 #  2. a failure that is not the missing GPU fails the rehearsal: the same
@@ -18,8 +18,9 @@ bash "$script" --build "$build" --prebuilt --rehearse --results "$work/real/rehe
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: rehearsal exited $rc"; cat "$work/real.log"; exit 1; }
 rows=$(grep '^| [a-z]' "$work/real/rehearsal/summary.md" | grep -vc '^| check |')
-# 11 conversions, 8 mma.sync, 8 wgmma, probe, 8 GEMMs, 4 trainings, the device tests, the emulator.
-[ "$rows" -eq 42 ] || { echo "FAIL: $rows summary rows, expected 42"; cat "$work/real/rehearsal/summary.md"; exit 1; }
+# 11 conversions, 8 mma.sync, 8 wgmma, probe, 8 GEMMs, 4 trainings, the device tests, the emulator's
+# sweep and GEMM.
+[ "$rows" -eq 43 ] || { echo "FAIL: $rows summary rows, expected 43"; cat "$work/real/rehearsal/summary.md"; exit 1; }
 tar -tzf "$work/real/bundle.tar.gz" | grep -q '^rehearsal/summary.md$' || { echo "FAIL: bundle lacks summary.md"; exit 1; }
 
 mkdir -p "$work/fake/tools"

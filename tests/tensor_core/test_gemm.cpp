@@ -11,6 +11,7 @@
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"
+#include "fmtcheck/tensor_core/gemm_kernel.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
 using namespace fmtcheck;
@@ -314,4 +315,35 @@ TEST_CASE("gemm rejects sizes that do not match") {
   std::vector<std::uint32_t> a(6), b(6);
   std::vector<float> c(4), d(4);
   CHECK_THROWS_AS(gemm(g, 2, 2, 2, a, b, c, d), std::invalid_argument);
+}
+
+// The kernel's IEEE addition (gemm_kernel.hpp, FP8 mma.sync's last step on
+// the CPU and the GPU) against independent sums: the CPU's own float
+// addition for fp32 (SSE, nearest even), and for fp16 the exact sum in double
+// rounded once; any NaN or inf - inf gives the canonical NaN.
+TEST_CASE("the kernel's addition of two values is IEEE's, for fp32 and fp16") {
+  std::mt19937 rng(29);
+  std::size_t pairs = 0, differ = 0;
+  for (int i = 0; i < 1 << 20; ++i) {
+    const std::uint32_t x = rng();
+    // Half the pairs near cancellation: -x with its last bits changed.
+    const std::uint32_t y = (i & 1) ? static_cast<std::uint32_t>(rng()) : ((x ^ 0x80000000u) + (rng() % 64) - 32);
+    const float fx = std::bit_cast<float>(x), fy = std::bit_cast<float>(y);
+    const float sum = fx + fy;
+    const std::uint32_t want = std::isnan(sum) ? 0x7FFFFFFFu : std::bit_cast<std::uint32_t>(sum);
+    differ += detail::add_two_nearest(x, y, formats::fp32) != want;
+    ++pairs;
+  }
+  for (std::uint32_t x = 0; x < 0x10000; ++x) {
+    for (int r = 0; r < 256; ++r) {
+      const std::uint32_t y = (r & 1) ? rng() & 0xFFFFu : ((x ^ 0x8000u) + (rng() % 16) - 8) & 0xFFFFu;
+      const double sum = to_double(formats::fp16, x) + to_double(formats::fp16, y);  // exact
+      const std::uint32_t want =
+          std::isnan(sum) ? 0x7FFFu : static_cast<std::uint32_t>(convert(sum, formats::fp16, Policy{}).bits);
+      differ += detail::add_two_nearest(x, y, formats::fp16) != want;
+      ++pairs;
+    }
+  }
+  CHECK(pairs == (1u << 20) + (1u << 24));
+  CHECK(differ == 0);
 }

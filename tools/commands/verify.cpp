@@ -25,6 +25,7 @@ struct VerifyArgs {
   PolicyOptions policy;
   std::uint64_t seed = 0;
   std::size_t examples = 5;
+  std::string device = "cpu";
 };
 
 enum class DiffClass { nan, overflow, subnormal, tie, other };
@@ -88,6 +89,7 @@ std::uint64_t read_element(const std::uint8_t* p, std::size_t width) {
 int run_verify(const VerifyArgs& args) {
   const Format to = parse_format_option(args.to);
   const Policy policy = policy_from_text(args.policy);
+  const Device device = parse_device_option(args.device);
   const std::size_t width = static_cast<std::size_t>(to.storage_bits) / 8;
   const std::uint64_t expected_size = kFloat32Count * width;
   const bool from_stdin = args.against == "-";
@@ -109,7 +111,7 @@ int run_verify(const VerifyArgs& args) {
   std::array<std::vector<Difference>, 5> examples;
   std::vector<std::uint8_t> theirs(kSweepChunk * width);
   Progress progress("verify " + to.name, kFloat32Count);
-  sweep_float32(to, policy, args.seed, [&](std::uint64_t first, std::span<const std::uint8_t> ours) {
+  sweep_float32(to, policy, args.seed, device, [&](std::uint64_t first, std::span<const std::uint8_t> ours) {
     if (std::fread(theirs.data(), 1, theirs.size(), in) != theirs.size()) {
       throw UsageError("'" + args.against + "' ended early at input " + std::to_string(first) + "; " + size_rule);
     }
@@ -163,6 +165,7 @@ const bool registered = register_command({
       add_policy_options(sub, args->policy, false);
       sub.add_option("--seed", args->seed, "stochastic rounding: input i draws RandomStream{seed}.draw(i), half of splitmix64(seed, i / 2)");
       sub.add_option("--examples", args->examples, "examples listed per class")->capture_default_str();
+      add_device_option(sub, args->device);
       return std::function<int()>([=] { return run_verify(*args); });
     }});
 

@@ -8,6 +8,11 @@
 #include "fmtcheck/batch/convert_batch.hpp"
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/random.hpp"
+#include "common/usage_error.hpp"
+
+#if defined(FMTCHECK_HAS_CUDA)
+#include "fmtcheck/cuda/emulated_convert.hpp"
+#endif
 
 namespace fmtcheck::cli {
 namespace {
@@ -43,11 +48,33 @@ void convert_range_any(std::uint64_t first, std::size_t count, const Format& to,
   }
 }
 
+// The GPU converts each chunk (its patterns generated there) while this
+// thread waits: PCIe and the consumer's disk bound a sweep, not the GPU.
+void sweep_on_gpu(const Format& to, const Policy& p, std::uint64_t seed, std::size_t width,
+                  const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume) {
+#if defined(FMTCHECK_HAS_CUDA)
+  try {
+    cuda::check_gpu_target(to);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--device cuda: ") + e.what());
+  }
+  std::vector<std::uint8_t> chunk(kSweepChunk * width);
+  for (std::uint64_t first = 0; first < kFloat32Count; first += kSweepChunk) {
+    cuda::convert_float32_patterns(first, kSweepChunk, to, p, seed, chunk.data());
+    consume(first, chunk);
+  }
+#else
+  (void)to, (void)p, (void)seed, (void)width, (void)consume;
+  throw UsageError("--device cuda: this fmtcheck was built without CUDA");
+#endif
+}
+
 }  // namespace
 
-void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed,
+void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed, Device device,
                    const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume) {
   const std::size_t width = static_cast<std::size_t>(to.storage_bits) / 8;
+  if (device == Device::cuda) return sweep_on_gpu(to, p, seed, width, consume);
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   // Two chunks: the threads convert one while this thread hands the other to
   // consume, so writing a 4-8 GiB sweep overlaps converting it.

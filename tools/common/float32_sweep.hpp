@@ -8,6 +8,7 @@
 
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy.hpp"
+#include "common/options.hpp"
 
 namespace fmtcheck::cli {
 
@@ -17,8 +18,9 @@ inline constexpr std::uint64_t kSweepChunk = std::uint64_t{1} << 24;
 // Calls consume(first_input, bytes) for consecutive chunks of kSweepChunk
 // inputs; bytes holds the little-endian container of each result
 // (to.storage_bits / 8 bytes per input). With --round sr the random draw of
-// input i is RandomStream{seed}.draw(i) (random.hpp).
-void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed,
+// input i is RandomStream{seed}.draw(i) (random.hpp). On Device::cuda the
+// GPU converts (a format of at most 32 bits), the same bits.
+void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed, Device device,
                    const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume);
 
 }  // namespace fmtcheck::cli

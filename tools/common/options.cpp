@@ -2,6 +2,10 @@
 
 #include "common/command.hpp"
 
+#if defined(FMTCHECK_HAS_CUDA)
+#include "fmtcheck/cuda/device.hpp"
+#endif
+
 namespace fmtcheck::cli {
 
 void add_policy_options(CLI::App& sub, PolicyOptions& o, bool single_value) {
@@ -25,6 +29,23 @@ Format parse_format_option(const std::string& text) {
   auto f = parse_format(text, &error);
   if (!f) throw UsageError(error);
   return *f;
+}
+
+void add_device_option(CLI::App& sub, std::string& device) {
+  sub.add_option("--device", device, "cpu (every core) or cuda (fmtcheck's own rounding on the GPU, the same bits)")
+      ->capture_default_str();
+}
+
+Device parse_device_option(const std::string& text) {
+  if (text == "cpu") return Device::cpu;
+  if (text != "cuda") throw UsageError("bad --device '" + text + "': expected cpu or cuda");
+#if defined(FMTCHECK_HAS_CUDA)
+  std::string why;
+  if (!cuda::find_device(&why)) throw UsageError("--device cuda: no GPU found: " + why);
+  return Device::cuda;
+#else
+  throw UsageError("--device cuda: this fmtcheck was built without CUDA (no nvcc at build time)");
+#endif
 }
 
 }  // namespace fmtcheck::cli

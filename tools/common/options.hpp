@@ -21,4 +21,13 @@ void add_policy_options(CLI::App& sub, PolicyOptions& o, bool single_value);
 // A format name or spec, or UsageError.
 Format parse_format_option(const std::string& text);
 
+// Where fmtcheck's own arithmetic runs: the CPU's cores, or the GPU (the
+// library's rounding compiled for it, cuda/src/emulator/: the same bits).
+enum class Device { cpu, cuda };
+// Adds --device cpu|cuda (default cpu) to `sub`.
+void add_device_option(CLI::App& sub, std::string& device);
+// "cpu" or "cuda"; UsageError otherwise, and for cuda in a build without CUDA
+// or on a machine without a GPU ("--device cuda: no GPU found: ...").
+Device parse_device_option(const std::string& text);
+
 }  // namespace fmtcheck::cli

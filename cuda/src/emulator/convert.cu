@@ -79,6 +79,14 @@ __global__ void __launch_bounds__(kThreads) sweep_kernel(Launch l, unsigned long
   if ((threadIdx.x & 31) == 0) atomicAdd(digest, sum);
 }
 
+// in[i] = the bit pattern first + i.
+__global__ void __launch_bounds__(kThreads) pattern_kernel(std::uint64_t first, std::size_t n, std::uint32_t* in) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    in[i] = static_cast<std::uint32_t>(first + i);
+  }
+}
+
 Launch make_launch(const Format& to, const Policy& p, std::uint64_t seed, std::uint64_t first) {
   check_gpu_target(to);
   return {Rounder(to, p), RandomStream{seed, first}, is_stochastic(p.rounding)};
@@ -149,6 +157,23 @@ GpuConverted convert_on_gpu(std::span<const float> in, const Format& to, const P
     result.codes[i] = code;
   }
   return result;
+}
+
+FlagCounts convert_float32_patterns(std::uint64_t first, std::size_t count, const Format& to, const Policy& p,
+                                    std::uint64_t seed, void* host_out) {
+  if (first + count > (std::uint64_t{1} << 32)) {
+    throw std::invalid_argument("convert_float32_patterns: the patterns end past 2^32");
+  }
+  check_gpu_target(to);
+  const DeviceBuffer<std::uint32_t> in(count);
+  const std::size_t bytes = count * static_cast<std::size_t>(to.storage_bits / 8);
+  const DeviceBuffer<std::uint8_t> out(bytes);
+  pattern_kernel<<<grid_size(count), kThreads>>>(first, count, in.get());
+  check(cudaGetLastError(), "pattern_kernel launch");
+  const FlagCounts flags =
+      convert_device_buffer(reinterpret_cast<const float*>(in.get()), count, to, p, out.get(), seed, first);
+  check(cudaMemcpy(host_out, out.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  return flags;
 }
 
 Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed) {

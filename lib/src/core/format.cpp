@@ -67,10 +67,10 @@ ValueClass classify(const Format& f, std::uint64_t bits) {
 namespace formats {
 //                 E   M  bias  specials         signed subn  store pad
 const Format fp64{{11, 52, 1023, Specials::ieee, true, true, 64, 0}, "fp64"};
-const Format fp32{{8, 23, 127, Specials::ieee, true, true, 32, 0}, "fp32"};
+const Format fp32{encodings::fp32(), "fp32"};
 const Format tf32{{8, 10, 127, Specials::ieee, true, true, 32, 13}, "tf32"};
-const Format fp16{{5, 10, 15, Specials::ieee, true, true, 16, 0}, "fp16"};
-const Format bf16{{8, 7, 127, Specials::ieee, true, true, 16, 0}, "bf16"};
+const Format fp16{encodings::fp16(), "fp16"};
+const Format bf16{encodings::bf16(), "bf16"};
 const Format e4m3{{4, 3, 7, Specials::fn, true, true, 8, 0}, "e4m3"};
 const Format e5m2{{5, 2, 15, Specials::ieee, true, true, 8, 0}, "e5m2"};
 const Format e4m3fnuz{{4, 3, 8, Specials::fnuz, true, true, 8, 0}, "e4m3fnuz"};

@@ -7,25 +7,10 @@
 #include <stdexcept>
 
 #include "fmtcheck/core/convert.hpp"
-#include "tensor_core/rounding.hpp"
 #include "tensor_core/terms.hpp"
 
 namespace fmtcheck::detail {
 namespace {
-
-// x * 2^-shift rounded toward minus infinity (shift may be negative: exact).
-std::int64_t shift_down(std::int64_t x, int shift) {
-  if (shift <= 0) return x * (std::int64_t{1} << -shift);
-  if (shift >= 63) return x < 0 ? -1 : 0;
-  return x >> shift;  // arithmetic: floor
-}
-
-// x * 2^-shift rounded toward zero.
-std::int64_t shift_toward_zero(std::int64_t x, int shift) {
-  if (shift <= 0) return x * (std::int64_t{1} << -shift);
-  const std::int64_t m = shift >= 63 ? 0 : (x < 0 ? -x : x) >> shift;
-  return x < 0 ? -m : m;
-}
 
 // fp32 bits with a subnormal value flushed to zero of its sign.
 std::uint64_t flush(std::uint64_t bits) {
@@ -48,48 +33,7 @@ PartialSum block_sum(const std::vector<Term>& terms, std::size_t first, std::siz
   return s;
 }
 
-// CDNA3 adds C with F + 7 = 31 bits below its exponent when C is the larger.
-constexpr int late_c_extra_bits = 7;
-// CDNA3 FP8: a C more than this many binades below e_max is truncated, not rounded down.
-constexpr int odd_even_c_truncation_binades = 25;
-
 }  // namespace
-
-PartialSum combine_odd_even(const PartialSum& even, const PartialSum& odd) {
-  if (!even.any || !odd.any) return even.any ? even : odd;
-  const PartialSum& big = even.e_max >= odd.e_max ? even : odd;
-  const PartialSum& small = even.e_max >= odd.e_max ? odd : even;
-  PartialSum sum = big;
-  sum.sum += shift_down(small.sum, big.unit - small.unit);
-  return sum;
-}
-
-Conversion add_late_c(const DotModel& model, const PartialSum& sum, std::uint64_t c, bool products_negative_zero) {
-  const Format& fp32 = formats::fp32;
-  const Unpacked cc = unpack(fp32, c);
-  const Term ct = to_term(cc, fp32);
-  if (!sum.any) {  // no nonzero product: D is C (-0 only when C and every product are -0)
-    if (ct.magnitude != 0) return {c, {}};
-    return {(cc.sign && products_negative_zero) ? fp32.sign_bit() : 0, {}};
-  }
-  // C's exponent, at least -126 (a zero C counts as 2^-126).
-  const int e_c = ct.magnitude != 0 ? ct.align : fp32.min_exponent();
-  const std::int64_t c_signed = ct.negative ? -static_cast<std::int64_t>(ct.magnitude)
-                                            : static_cast<std::int64_t>(ct.magnitude);
-  std::int64_t total = 0;
-  int unit = 0;
-  if (sum.e_max < e_c) {  // C sets the units; the sum is rounded down onto them
-    unit = e_c - model.fraction_bits - late_c_extra_bits;
-    total = shift_down(sum.sum, unit - sum.unit) + shift_down(c_signed, unit - ct.lsb);
-  } else {  // the sum sets the units; C is rounded down onto them (FP8: truncated when far below)
-    unit = sum.unit;
-    const bool truncate = model.structure == DotStructure::odd_even && e_c < sum.e_max - odd_even_c_truncation_binades;
-    total = sum.sum + (truncate ? shift_toward_zero(c_signed, unit - ct.lsb) : shift_down(c_signed, unit - ct.lsb));
-  }
-  if (total == 0) return {0, {}};
-  const Policy nearest;  // to nearest even, subnormals kept, overflow to infinity
-  return round_to_format(fixed_point_value(total, unit), fp32, nearest);
-}
 
 Conversion fp16_groups_instruction(const DotModel& model, const Format& input_a, const Format& input_b,
                                    std::span<const std::uint64_t> a, std::span<const std::uint64_t> b, std::uint64_t c,

@@ -10,17 +10,10 @@
 #include <stdexcept>
 
 #include "fmtcheck/core/unpacked.hpp"
-#include "tensor_core/rounding.hpp"
 #include "tensor_core/terms.hpp"
 
 namespace fmtcheck {
 namespace detail {
-
-Term to_term(const Unpacked& x, const Format& f) {
-  if (!x.is_finite_nonzero()) return {x.sign, 0, 0, 0};
-  const int p = f.precision();
-  return {x.sign, x.significand >> (64 - p), x.exponent - (p - 1), std::max(x.exponent, f.min_exponent())};
-}
 
 Conversion Special::result(const Format& out) const {
   if (nan || (pos_inf && neg_inf)) return {out.to_storage(out.magnitude_mask()), Flags(Flag::invalid)};  // 0x7FFFFFFF, 0x7FFF
@@ -47,17 +40,6 @@ Products products(const Format& input_a, const Format& input_b, std::span<const 
 }
 
 namespace {
-
-// |sum| * 2^unit as an exact-or-sticky unpacked value.
-Unpacked unpack_sum(std::uint64_t top64, int top_bits, bool sticky, bool negative, int unit) {
-  Unpacked x;
-  x.kind = Unpacked::Kind::finite;
-  x.sign = negative;
-  x.significand = top64 << (64 - top_bits);
-  x.exponent = unit + top_bits - 1;
-  x.sticky = sticky;
-  return x;
-}
 
 Unpacked to_unpacked(const boost::multiprecision::cpp_int& sum, int unit) {
   using boost::multiprecision::cpp_int;
@@ -107,29 +89,6 @@ Conversion round_block(const DotModel& model, std::span<const Term> terms, const
   }
   // target shares fp32's container, so its bits are already fp32 bits.
   return round_to_format(sum, target, p);
-}
-
-BlockRounding block_rounding(const DotModel& model, const Format& out) {
-  BlockRounding r{out, {}};
-  if (out == formats::fp32) {
-    r.policy.rounding = model.fp32_rounding;
-    // Ada and Hopper FP8 keep 13 fraction bits: an fp32 whose last bits are
-    // always zero, in fp32's own container.
-    if (model.fp32_fraction_bits != out.mantissa_bits) {
-      r.target.name = "fp32-m" + std::to_string(model.fp32_fraction_bits);
-      r.target.mantissa_bits = model.fp32_fraction_bits;
-      r.target.pad_bits = out.mantissa_bits - model.fp32_fraction_bits;
-    }
-  } else {
-    r.policy.rounding = model.fp16_rounding;
-  }
-  return r;
-}
-
-Unpacked fixed_point_value(std::int64_t sum, int unit) {
-  const bool negative = sum < 0;
-  const std::uint64_t m = negative ? 0 - static_cast<std::uint64_t>(sum) : static_cast<std::uint64_t>(sum);
-  return unpack_sum(m, std::bit_width(m), false, negative, unit);
 }
 
 Conversion add_nearest(std::uint64_t x, std::uint64_t y, const Format& out) {

@@ -1,6 +1,7 @@
 // The pieces every instruction structure is built from (tensor_core.cpp,
-// structures.cpp): exact terms, the special-value rules, the fused block and
-// one IEEE addition, all rounding through round_to_format.
+// structures.cpp): products of exact terms, the special-value rules, the
+// fused block and one IEEE addition, all rounding through round_to_format.
+// The integer arithmetic they share with the GPU is block_arithmetic.hpp's.
 #pragma once
 
 #include <cstddef>
@@ -12,24 +13,11 @@
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/round_to_format.hpp"
 #include "fmtcheck/core/unpacked.hpp"
+#include "fmtcheck/tensor_core/block_arithmetic.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
 namespace fmtcheck::detail {
 
-// An exact finite term: (-1)^negative * magnitude * 2^lsb, aligned by its
-// exponent `align`. Hardware aligns a product by the sum of its operands'
-// exponents (its significand lies in [1, 4), not normalised), and reads a
-// subnormal's exponent as that of the lowest binade, as its exponent field
-// says; the published A100 and H100 data confirm both.
-struct Term {
-  bool negative = false;
-  std::uint64_t magnitude = 0;  // 0 for a zero term
-  int lsb = 0;
-  int align = 0;
-};
-
-// The integer significand of a finite unpacked value of format f.
-Term to_term(const Unpacked& x, const Format& f);
 // Inline, as is Special::note: the GEMMs call them once per product, where a
 // call returning a Term through memory costs more than the multiplication.
 inline Term product(const Term& x, const Term& y) {
@@ -97,23 +85,6 @@ Products products(const Format& input_a, const Format& input_b, std::span<const 
 Conversion round_block(const DotModel& model, std::span<const Term> terms, const Format& out);
 // x + y for bits of `out`, rounded once to nearest even (an IEEE addition).
 Conversion add_nearest(std::uint64_t x, std::uint64_t y, const Format& out);
-
-// CDNA3 (late_c, odd_even; structures.cpp), shared with the GEMM kernel: a
-// block's products summed without C, in units of 2^unit, aligned to the
-// largest exponent e_max among its nonzero terms; `any` is false when every
-// product is zero.
-struct PartialSum {
-  std::int64_t sum = 0;
-  int unit = 0;
-  int e_max = 0;
-  bool any = false;
-};
-// The even-k and odd-k sums: the one with the smaller e_max rounded toward
-// minus infinity onto the other's units, then added.
-PartialSum combine_odd_even(const PartialSum& even, const PartialSum& odd);
-// D = the sum plus C (fp32 bits), added late as CDNA3 does.
-// products_negative_zero: every product of the block is -0.
-Conversion add_late_c(const DotModel& model, const PartialSum& sum, std::uint64_t c, bool products_negative_zero);
 
 // A value decoded once, for a GEMM that reads it in many instructions: its
 // term (magnitude 0 for zero, NaN and infinity; the sign kept) and its kind.

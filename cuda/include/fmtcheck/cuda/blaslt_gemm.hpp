@@ -49,9 +49,10 @@ std::vector<std::uint32_t> run_blaslt_gemm(const BlasLtGemm& g, const GemmOperan
 // The emulator's D for the same GEMM under `model`, chunks of promote_every
 // elements promoted into fp32 (0: none, as FAST_ACCUM); for an e4m3 output
 // the fp32 result times scale_d (rounded to fp32) converted to e4m3 with
-// SATFINITE and NVIDIA's NaN.
+// SATFINITE and NVIDIA's NaN. on_gpu: the emulated GEMM runs on the GPU
+// (emulated_gemm.hpp) instead of the CPU, with the same bits.
 std::vector<std::uint32_t> emulate_blaslt_gemm(const BlasLtGemm& g, const DotModel& model, std::size_t promote_every,
-                                               const GemmOperands& x);
+                                               const GemmOperands& x, bool on_gpu = false);
 
 // Promotion intervals to try when FAST_ACCUM is off (cuBLASLt does not
 // publish its own): powers of two from 32 below K, and K itself (none).

@@ -39,6 +39,15 @@ struct GpuConverted {
 };
 GpuConverted convert_on_gpu(std::span<const float> in, const Format& to, const Policy& p, std::uint64_t seed = 0);
 
+// The float32 bit patterns first, first + 1, ..., first + count - 1
+// (first + count <= 2^32), generated on the device and converted as
+// convert_device_buffer does (value i draws RandomStream{seed, first}.draw(i),
+// as the CPU's sweep does); the codes are copied to host_out, to.storage_bits
+// / 8 little-endian bytes each. `fmtcheck sweep|verify --device cuda` runs
+// the 2^32 inputs through here chunk by chunk. Returns the flag counts.
+FlagCounts convert_float32_patterns(std::uint64_t first, std::size_t count, const Format& to, const Policy& p,
+                                    std::uint64_t seed, void* host_out);
+
 // Every float32 input (2^32 bit patterns, generated on the device) converted
 // into `to` under `p`: the flag counts and an order-free digest of every
 // (input, code) pair, sweep_digest's sum, without writing the codes. The

@@ -97,6 +97,16 @@ struct Format : Encoding {
   friend bool operator==(const Format& a, const Format& b) = default;
 };
 
+// The encodings that kernels need by value, on the CPU and the GPU alike
+// (a Format's name lives on the host; functions, as device code cannot
+// take a class-type variable by reference); formats:: below names them.
+namespace encodings {
+//                                    E  M   bias  specials        signed subn  store pad
+constexpr Encoding fp32() { return {8, 23, 127, Specials::ieee, true, true, 32, 0}; }
+constexpr Encoding fp16() { return {5, 10, 15, Specials::ieee, true, true, 16, 0}; }
+constexpr Encoding bf16() { return {8, 7, 127, Specials::ieee, true, true, 16, 0}; }
+}  // namespace encodings
+
 // Whether a and b encode the same values in the same bits, whatever their
 // names ("e5m10" and fp16 do).
 constexpr bool same_encoding(const Encoding& a, const Encoding& b) { return a == b; }

@@ -73,11 +73,6 @@ namespace detail {
 // Whether a convention keeps a NaN input's sign.
 FMTCHECK_HD inline bool keeps_sign(NanConvention c) { return c != NanConvention::cuda && c != NanConvention::canonical; }
 
-// torch's bfloat16 NaN rule, by encoding (formats::bf16 lives on the host).
-FMTCHECK_HD inline bool is_bf16_encoding(const Encoding& f) {
-  constexpr Encoding bf16{8, 7, 127, Specials::ieee, true, true, 16, 0};
-  return f == bf16;
-}
 
 }  // namespace detail
 
@@ -100,7 +95,7 @@ FMTCHECK_HD inline std::uint64_t nan_code(const Encoding& f, NanConvention c, bo
         case NanConvention::cuda: return f.magnitude_mask();
         case NanConvention::canonical: return f.infinity_code() | quiet;
         case NanConvention::torch:
-          if (detail::is_bf16_encoding(f)) return f.sign_bit() | f.magnitude_mask();
+          if (f == encodings::bf16()) return f.sign_bit() | f.magnitude_mask();
           if (f.storage_bits == 8) return sign_bit | f.magnitude_mask();
           return sign_bit | f.infinity_code() | quiet | kept;
       }

@@ -1,0 +1,36 @@
+// fmtcheck's emulated GEMM on the GPU: gemm() (fmtcheck/tensor_core/gemm.hpp)
+// for every tensor-core preset, with the CPU's kernel (gemm_kernel.hpp)
+// compiled for the device, so the same inputs give the same output bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "fmtcheck/tensor_core/gemm.hpp"
+
+namespace fmtcheck::cuda {
+
+// What the GPU left to the CPU: outputs whose row of A or column of B holds
+// a NaN or an infinity (or, on CDNA3, a value of 2^63 or more), and every
+// output of a model the kernel does not take (exact alignment: mi100,
+// ideal-fp32, exact), computed by the CPU's gemm() from host copies.
+struct GpuGemmReport {
+  std::size_t outputs = 0;       // M x N
+  std::size_t cpu_outputs = 0;   // of those, computed on the CPU
+};
+
+// D = A·B + C as gemm(config, m, n, k, ...) computes it, on the current
+// device: a (M x K), b (K x N), c and d (M x N) are device addresses,
+// row-major, A and B container bits of config.input (config.input_b) in 32
+// bits each. d may be c. Throws std::invalid_argument for what gemm()
+// refuses, std::runtime_error on CUDA errors (no GPU among them).
+GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                                  const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d);
+
+// The same for host matrices, through device buffers.
+GpuGemmReport gemm_on_gpu(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                          std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                          std::span<const float> c, std::span<float> d);
+
+}  // namespace fmtcheck::cuda

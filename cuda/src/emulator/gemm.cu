@@ -1,0 +1,194 @@
+// gemm() on the GPU. The library plans the GEMM (detail::plan_gemm, as the
+// CPU's gemm() does) and its kernel (gemm_kernel.hpp) runs here unchanged:
+// one kernel decodes every operand into an integer significand and an
+// alignment exponent, marking the lines that hold a NaN or an infinity;
+// a second computes one output per thread. Outputs of marked lines, and
+// every output of a model the kernel does not take, are computed by the
+// CPU's gemm() from host copies: no second definition of the rare paths.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../cuda_check.hpp"
+#include "../device_buffer.hpp"
+#include "fmtcheck/core/round_to_format.hpp"
+#include "fmtcheck/cuda/emulated_gemm.hpp"
+#include "fmtcheck/tensor_core/gemm_kernel.hpp"
+
+namespace fmtcheck::cuda {
+namespace {
+
+using detail::check;
+using detail::DeviceBuffer;
+
+// A decoded operand line from a chunk's start: element k at k * stride
+// (rows of A: 1; columns of B, kept in B's K x N layout so that a warp's
+// neighbouring columns read neighbouring words: N).
+struct StridedLine {
+  const std::int32_t* sigs;
+  const std::int32_t* aligns;
+  std::size_t stride;
+  __device__ std::int32_t sig(std::size_t k) const { return sigs[k * stride]; }
+  __device__ std::int32_t align(std::size_t k) const { return aligns[k * stride]; }
+};
+
+// How one matrix is decoded: bits of `input`, read as values of `read`
+// (input itself, or fp16 for FP8 mma.sync: exact, as convert_bits is).
+struct Decode {
+  Encoding input;
+  Encoding read;
+  int max_align;  // a line with an element aligned above this is marked (plan_gemm)
+};
+
+// Decodes the `count` elements of A (M x K: lines are rows, e / k) or of
+// B (K x N: lines are columns, e % n) and marks the lines that the CPU
+// must finish.
+__global__ void decode_kernel(Decode d, const std::uint32_t* bits, std::size_t count, std::size_t k,
+                              bool lines_are_rows, std::size_t n, std::int32_t* sig, std::int32_t* align,
+                              unsigned char* special_line) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t e = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; e < count; e += stride) {
+    std::uint64_t b = bits[e];
+    if (!(d.read == d.input)) b = round_to_format(unpack(d.input, b), d.read, Policy{}).bits;  // exact
+    bool special = false;
+    const fmtcheck::detail::Operand o = fmtcheck::detail::decode_operand(d.read, b, special);
+    sig[e] = o.sig;
+    align[e] = o.align;
+    // A's line is its row (e / k), B's its column (e % n).
+    if (special || o.align > d.max_align) special_line[lines_are_rows ? e / k : e % n] = 1;
+  }
+}
+
+// One output per thread (a warp: 32 neighbouring columns of one row), those
+// of marked lines left to the CPU.
+__global__ void gemm_kernel(fmtcheck::detail::GemmKernel kern, fmtcheck::detail::GemmPlan plan, std::size_t m, std::size_t n, const std::int32_t* a_sig, const std::int32_t* a_align,
+                            const std::int32_t* b_sig, const std::int32_t* b_align, const unsigned char* a_special,
+                            const unsigned char* b_special, const float* c, float* d) {
+  const std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (j >= n || b_special[j]) return;
+  const std::size_t k = plan.k;
+  for (std::size_t i = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; i < m;
+       i += std::size_t{gridDim.y} * blockDim.y) {
+    if (a_special[i]) continue;
+    const auto tensor_core = [&](std::size_t k0, std::size_t k1) {
+      const StridedLine row{a_sig + i * k + k0, a_align + i * k + k0, 1};
+      const StridedLine col{b_sig + k0 * n + j, b_align + k0 * n + j, n};
+      const std::uint32_t bits = kern.chunk(row, col, k1 - k0);
+      return fmtcheck::detail::accumulator_value(kern.accumulator, bits);
+    };
+    d[i * n + j] = fmtcheck::detail::gemm_output(plan, tensor_core, c[i * n + j]);
+  }
+}
+
+int decode_grid(std::size_t count) {
+  return static_cast<int>(std::clamp<std::size_t>((count + 255) / 256, 1, 65535));
+}
+
+template <class T>
+std::vector<T> to_host(const T* device, std::size_t count) {
+  std::vector<T> host(count);
+  check(cudaMemcpy(host.data(), device, count * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  return host;
+}
+
+// The outputs of the marked rows and columns (all of them when `all`), by
+// the CPU's gemm() on host copies, written into d.
+std::size_t finish_on_cpu(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                          const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d,
+                          const std::vector<unsigned char>& rows, const std::vector<unsigned char>& cols, bool all) {
+  std::vector<std::size_t> marked_rows, marked_cols;
+  for (std::size_t i = 0; i < m; ++i) {
+    if (all || rows[i]) marked_rows.push_back(i);
+  }
+  for (std::size_t j = 0; j < n && !all; ++j) {
+    if (cols[j]) marked_cols.push_back(j);
+  }
+  if (marked_rows.empty() && marked_cols.empty()) return 0;
+  const std::vector<std::uint32_t> ha = to_host(a, m * k), hb = to_host(b, k * n);
+  std::vector<float> hd = to_host(d, m * n);
+  const std::vector<float> hc = c == d ? hd : to_host(c, m * n);
+  std::size_t outputs = 0;
+  if (!marked_rows.empty()) {  // those rows of A against all of B
+    const std::size_t r = marked_rows.size();
+    std::vector<std::uint32_t> sa(r * k);
+    std::vector<float> sc(r * n), sd(r * n);
+    for (std::size_t x = 0; x < r; ++x) {
+      std::copy_n(ha.begin() + marked_rows[x] * k, k, sa.begin() + x * k);
+      std::copy_n(hc.begin() + marked_rows[x] * n, n, sc.begin() + x * n);
+    }
+    gemm(config, r, n, k, sa, hb, sc, sd);
+    for (std::size_t x = 0; x < r; ++x) std::copy_n(sd.begin() + x * n, n, hd.begin() + marked_rows[x] * n);
+    outputs += r * n;
+  }
+  if (!marked_cols.empty()) {  // all of A against those columns of B
+    const std::size_t q = marked_cols.size();
+    std::vector<std::uint32_t> sb(k * q);
+    std::vector<float> sc(m * q), sd(m * q);
+    for (std::size_t kk = 0; kk < k; ++kk) {
+      for (std::size_t y = 0; y < q; ++y) sb[kk * q + y] = hb[kk * n + marked_cols[y]];
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t y = 0; y < q; ++y) sc[i * q + y] = hc[i * n + marked_cols[y]];
+    }
+    gemm(config, m, q, k, ha, sb, sc, sd);
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t y = 0; y < q; ++y) {
+        hd[i * n + marked_cols[y]] = sd[i * q + y];
+        outputs += rows[i] ? 0 : 1;  // counted with its row
+      }
+    }
+  }
+  check(cudaMemcpy(d, hd.data(), m * n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  return outputs;
+}
+
+}  // namespace
+
+GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                                  const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d) {
+  const fmtcheck::detail::GemmSetup setup = fmtcheck::detail::plan_gemm(config, k);
+  GpuGemmReport report{m * n, 0};
+  if (m * n == 0) return report;
+  const std::vector<unsigned char> none;
+  if (!setup.fast || k == 0) {
+    // k == 0: D = fma(scale, 0, C) for every output, which the CPU does at once.
+    report.cpu_outputs = finish_on_cpu(config, m, n, k, a, b, c, d, none, none, true);
+    return report;
+  }
+  const Format& input_b = config.input_b ? *config.input_b : config.input;
+  const DeviceBuffer<std::int32_t> a_sig(m * k), a_align(m * k), b_sig(k * n), b_align(k * n);
+  const DeviceBuffer<unsigned char> a_special(m), b_special(n);
+  check(cudaMemset(a_special.get(), 0, m), "cudaMemset");
+  check(cudaMemset(b_special.get(), 0, n), "cudaMemset");
+  decode_kernel<<<decode_grid(m * k), 256>>>(Decode{config.input, setup.read_a, setup.max_align}, a, m * k, k, true,
+                                             n, a_sig.get(), a_align.get(), a_special.get());
+  check(cudaGetLastError(), "decode_kernel launch");
+  decode_kernel<<<decode_grid(k * n), 256>>>(Decode{input_b, setup.read_b, setup.max_align}, b, k * n, k, false, n,
+                                             b_sig.get(), b_align.get(), b_special.get());
+  check(cudaGetLastError(), "decode_kernel launch");
+  const dim3 threads(32, 8);
+  const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(std::min<std::size_t>((m + 7) / 8, 65535)));
+  gemm_kernel<<<grid, threads>>>(setup.kernel, setup.plan, m, n, a_sig.get(),
+                                 a_align.get(), b_sig.get(), b_align.get(), a_special.get(), b_special.get(), c, d);
+  check(cudaGetLastError(), "gemm_kernel launch");
+  check(cudaDeviceSynchronize(), "gemm_kernel");
+  report.cpu_outputs = finish_on_cpu(config, m, n, k, a, b, c, d, a_special.to_host(), b_special.to_host(), false);
+  return report;
+}
+
+GpuGemmReport gemm_on_gpu(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                          std::span<const std::uint32_t> a, std::span<const std::uint32_t> b, std::span<const float> c,
+                          std::span<float> d) {
+  if (a.size() != m * k || b.size() != k * n || c.size() != m * n || d.size() != m * n) {
+    throw std::invalid_argument("gemm: matrix sizes do not match M, N, K");
+  }
+  const DeviceBuffer<std::uint32_t> da(a), db(b);
+  const DeviceBuffer<float> dc(c), dd(m * n);
+  const GpuGemmReport report = gemm_device_buffers(config, m, n, k, da.get(), db.get(), dc.get(), dd.get());
+  const std::vector<float> host = dd.to_host();
+  std::copy(host.begin(), host.end(), d.begin());
+  return report;
+}
+
+}  // namespace fmtcheck::cuda
