@@ -29,8 +29,10 @@ cp "${tests[@]}" "$dir/tests/cuda/"
 binaries=("$build/tools/fmtcheck" "${tests[@]}")
 if [ -n "$python" ]; then
   pybuild=$root/build-hw-python-$("$python" -c 'import sys; print("%d%d" % sys.version_info[:2])')
+  # With the emulator's GPU kernels (device="cuda", arrays in CUDA memory).
   cmake -S "$root" -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFMTCHECK_BUILD_BENCH=OFF \
-    -DFMTCHECK_BUILD_PYTHON=ON -DFMTCHECK_ENABLE_CUDA=OFF -DFMTCHECK_BUILD_TESTS=OFF -DPython_EXECUTABLE="$python" >/dev/null
+    -DFMTCHECK_BUILD_PYTHON=ON -DFMTCHECK_BUILD_TESTS=OFF -DFMTCHECK_BUILD_TOOLS=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="$arch" -DPython_EXECUTABLE="$python" >/dev/null
   ninja -C "$pybuild" fmtcheck_core >/dev/null
   rm -rf "$dir/python" && cp -r "$pybuild/python" "$dir/python"
   binaries+=("$dir"/python/fmtcheck/_core*.so)

@@ -12,6 +12,8 @@
 #               fp16/bf16, TF32 and _scaled_mm steps with the GPU's outputs
 #   gradscaler  cuda/torch/gradscaler_run.py: a GPU GradScaler run recorded by
 #               the Recorder, replayed by `fmtcheck scale`
+#   emulator    cuda/torch/emulator_from_python.py: fmtcheck.convert, gemm and
+#               torch.emulate on the GPU against the CPU, bit for bit, timed
 # Each writes its report and cases into RESULTS; RESULTS/summary.txt gets one
 # line per step. --rehearse (no GPU): passes when every step's only failure is
 # the missing GPU; CI runs it. Exit 0 when every step passed.
@@ -31,11 +33,12 @@ python=${PYTHON:-python3}
 mkdir -p "$results" || exit 2
 : > "$results/summary.txt"
 failed=0
-for step in casts captures gradscaler; do
+for step in casts captures gradscaler emulator; do
   case $step in
     casts) args=("$root/cuda/torch/casts_every_float32.py" "$results") ;;
     captures) args=("$root/cuda/torch/capture_steps.py" "$results") ;;
     gradscaler) args=("$root/cuda/torch/gradscaler_run.py" "$results" "$cli") ;;
+    emulator) args=("$root/cuda/torch/emulator_from_python.py" "$results") ;;
   esac
   start=$(date +%s)
   PYTHONUNBUFFERED=1 timeout "$step_timeout" "$python" "${args[@]}" > "$results/$step.log" 2>&1

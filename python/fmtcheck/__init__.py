@@ -12,7 +12,9 @@ torch, canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
 Arrays are read in place: numpy arrays of float32, float64, float16 or any
 ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or
 JAX tensor, bfloat16 and the FP8 types included), without importing its
-framework. Large results lie in memory kept for the next result of their
+framework. convert and gemm also take torch and CuPy arrays on a GPU and
+compute there (``device="cuda"`` sends host arrays to the GPU), with the
+CPU's bits. Large results lie in memory kept for the next result of their
 size (docs/python.md, "Arrays out"). The work runs without the GIL, on every
 core (``threads=`` says how many). Bad input raises ValueError or TypeError
 in the words of the ``fmtcheck`` command line.
@@ -147,6 +149,35 @@ class Converted(NamedTuple):
     flags: dict
 
 
+# The GPU: arrays in CUDA memory (torch, CuPy) go to the emulator compiled for the GPU
+# (cuda/src/emulator/), where the extension was built with CUDA; the same bits as the CPU's.
+_DLPACK_CUDA = 2  # DLPack's kDLCUDA
+# Formats of a GPU array's own dtype, by the dtype's name (torch's float8 names are ml_dtypes').
+_GPU_DTYPE_FORMATS = {"float16": "fp16", **{v: k for k, v in _ML_DTYPES_NAMES.items()}}
+
+
+def _on_gpu(array: Any) -> bool:
+    """Whether `array` is a DLPack producer in CUDA memory."""
+    if isinstance(array, np.ndarray) or not hasattr(array, "__dlpack_device__"):
+        return False
+    return array.__dlpack_device__()[0] == _DLPACK_CUDA
+
+
+def _gpu_new(like: Any, shape: tuple, dtype: str, zeros: bool = False) -> Any:
+    """A new array on `like`'s GPU, made by `like`'s framework (torch or CuPy): dtype "float32" or
+    "uintN"."""
+    framework = type(like).__module__.split(".")[0]
+    if framework == "torch":
+        import torch
+        make = torch.zeros if zeros else torch.empty
+        return make(shape, dtype=getattr(torch, dtype), device=like.device)
+    if framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device.id):
+            return (cupy.zeros if zeros else cupy.empty)(shape, dtype=np.dtype(dtype))
+    raise TypeError(f"fmtcheck takes GPU arrays of torch and CuPy, not {type(like).__module__}.{type(like).__name__}")
+
+
 def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "rne", overflow: str = "nosat",
             subnormals: str = "keep", tininess: str = "after", nan: str = "ieee", sr_bits: int = 0, seed: int = 0,
             out: Optional[np.ndarray] = None, threads: int = 0) -> Converted:
@@ -156,7 +187,18 @@ def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "r
     the CPU, or unsigned integers holding codes of format `from_`. With ``round="sr"`` (or another stochastic mode), value i
     draws RandomStream{seed}.draw(i) (``sr_bits`` of it), so results do not depend on the threads.
     `out` (codes of `to`, as many as the input) is filled in place and returned.
+
+    A float32 torch or CuPy array on a GPU is converted there, with no copy to the host, into a new
+    array of unsigned codes on the same GPU (the same bits as on the CPU, stochastic rounding's
+    draws included).
     """
+    if _on_gpu(array):
+        if from_ is not None or out is not None:
+            raise TypeError("on the GPU, convert takes float32 values (no from_) into a new array (no out=)")
+        codes = _gpu_new(array, tuple(array.shape), f"uint{_core.storage_bits(to)}")
+        flags = _core.gpu_convert_into(array, to, codes, **_policy(round, overflow, subnormals, tininess, nan, sr_bits),
+                                       seed=seed)
+        return Converted(codes, flags)
     src, from_, shape = _input(array, from_)
     codes = _empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
     raw = codes if codes.dtype.kind == "u" else codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
@@ -462,13 +504,56 @@ def dot(a: Any, b: Any, *, model: str, input: Optional[str] = None, c: float = 0
     return Dot(bits, value, flags)
 
 
+def _gpu_codes(x: Any, fmt: Optional[str], what: str) -> tuple[Any, str]:
+    """A GPU array as codes: its dtype's own format (float16, bfloat16, the float8 types), unsigned
+    codes of `fmt`, or float32 (tf32's container, or values converted into `fmt` on the GPU)."""
+    name = str(x.dtype).split(".")[-1]
+    own = _GPU_DTYPE_FORMATS.get(name)
+    if own is not None:
+        if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
+            raise TypeError(f"{what} holds {own} values, not {_core.canonical_name(fmt)}")
+        return x, own
+    if fmt is None:
+        raise TypeError(f"{what} holds no format of its own: say which with the format argument")
+    if name.startswith("uint") or (name == "float32" and _core.storage_bits(fmt) == 32):
+        return x, fmt
+    if name == "float32":
+        return convert(x, fmt).codes, fmt
+    raise TypeError(f"{what} must be codes, float16, bfloat16, float8 or float32 on the GPU, not {name}")
+
+
+def _gemm_on_gpu(a: Any, b: Any, c: Any, model: str, input: Optional[str], input_b: Optional[str],
+                 accumulator: str, scale_a: float, scale_b: float, promote_every: int, split_k: int) -> Any:
+    if not (_on_gpu(a) and _on_gpu(b) and (c is None or _on_gpu(c))):
+        raise TypeError("A, B (and C) must all be on the GPU, or all on the host")
+    x, input = _gpu_codes(a, input, "a")
+    y, input_b = _gpu_codes(b, input_b or (None if str(b.dtype).split(".")[-1] in _GPU_DTYPE_FORMATS else input), "b")
+    if len(x.shape) != 2 or len(y.shape) != 2 or x.shape[1] != y.shape[0]:
+        raise ValueError(f"A must be M x K and B K x N, not {tuple(x.shape)} and {tuple(y.shape)}")
+    m, k = x.shape
+    n = y.shape[1]
+    c = _gpu_new(x, (m, n), "float32", zeros=True) if c is None else c
+    d = _gpu_new(x, (m, n), "float32")
+    _core.gpu_gemm_into(x, y, c, d, m, n, k, model, input, input_b, accumulator, scale_a, scale_b, promote_every,
+                        split_k)
+    return d
+
+
 def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = None, input_b: Optional[str] = None,
          accumulator: str = "fp32", scale_a: float = 1.0, scale_b: float = 1.0, promote_every: int = 0,
-         split_k: int = 1, threads: int = 0) -> np.ndarray:
+         split_k: int = 1, threads: int = 0, device: str = "cpu") -> np.ndarray:
     """D = A.B + C (A: M x K codes of `input`, B: K x N codes of `input_b`, by default `input`;
     C float32 M x N, default zeros) on the tensor core of `model`, with what libraries do around
     it: per-tensor scales, promotion of partial sums into fp32 every `promote_every` K elements,
-    split-K. E4M3 x E5M2 (FP8 backward passes) where the model takes both. Returns D, float32."""
+    split-K. E4M3 x E5M2 (FP8 backward passes) where the model takes both. Returns D, float32.
+
+    ``device="cuda"`` computes host arrays on the GPU. torch or CuPy arrays on a GPU (codes,
+    float16, bfloat16, float8, or float32) are computed there with no copy to the host, and D is a
+    new float32 array on that GPU. Either way the bits are the CPU's: rows and columns holding a
+    NaN or an infinity, and models that keep every bit (mi100, ideal-fp32, exact), are finished by
+    the CPU."""
+    if _on_gpu(a) or _on_gpu(b):
+        return _gemm_on_gpu(a, b, c, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k)
     x, input = _codes(a, input, "a")
     y, input_b = _codes(b, input_b or (None if _own_format(b) else input), "b")
     if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0]:
@@ -478,7 +563,7 @@ def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = No
     c = np.zeros((m, n), np.float32) if c is None else np.ascontiguousarray(c, np.float32)
     d = np.empty((m, n), np.float32)
     _core.gemm_into(x.astype(np.uint32).reshape(-1), y.astype(np.uint32).reshape(-1), c.reshape(-1), d.reshape(-1), m,
-                    n, k, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k, threads)
+                    n, k, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k, threads, device)
     return d
 
 

@@ -16,5 +16,6 @@ void bind_recipe_casts(nanobind::module_& m);
 void bind_trainer(nanobind::module_& m);
 void bind_exact_math(nanobind::module_& m);
 void bind_recipe_optimizer(nanobind::module_& m);
+void bind_gpu(nanobind::module_& m);
 
 }  // namespace fmtcheck::python

@@ -9,6 +9,11 @@
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/core/exact_value.hpp"
 #include "fmtcheck/core/stochastic_outcomes.hpp"
+#include "gpu.hpp"
+
+#if defined(FMTCHECK_HAS_CUDA)
+#include "fmtcheck/cuda/emulated_convert.hpp"
+#endif
 
 namespace fmtcheck::python {
 namespace {
@@ -96,6 +101,29 @@ nb::tuple stochastic_scalar(const nb::object& x, const std::string& to_name, con
   return nb::make_tuple(rows, mean ? nb::cast(mean->mean) : nb::none(), mean ? nb::cast(mean->bias) : nb::none());
 }
 
+// The GPU's conversion of a float32 array in CUDA memory into `out` there.
+nb::dict gpu_convert_array(const CudaArray& in, const std::string& to_name, CudaOutArray out, const std::string& round,
+                           const std::string& overflow, const std::string& subnormals, const std::string& tininess,
+                           const std::string& nan, int sr_bits, std::uint64_t seed) {
+  const Format to = format_from_string(to_name);
+  const Policy p = policy_from_text(policy_text(round, overflow, subnormals, tininess, nan, sr_bits));
+  if (in.dtype() != nb::dtype<float>()) throw nb::type_error("the GPU converts float32 arrays");
+  if (out.size() != in.size() || static_cast<int>(out.dtype().bits) != to.storage_bits ||
+      out.device_id() != in.device_id()) {
+    throw nb::type_error(("out must hold " + std::to_string(in.size()) + " codes of " +
+                          std::to_string(to.storage_bits) + " bits on the input's GPU").c_str());
+  }
+  use_gpu(in.device_id());
+  FlagCounts counts;
+#if defined(FMTCHECK_HAS_CUDA)
+  nb::gil_scoped_release unlocked;
+  counts = cuda::convert_device_buffer(static_cast<const float*>(in.data()), in.size(), to, p, out.data(), seed);
+#else
+  (void)p, (void)seed;  // use_gpu has said this build has no CUDA
+#endif
+  return flag_dict(counts);
+}
+
 }  // namespace
 
 void bind_convert(nb::module_& m) {
@@ -104,6 +132,9 @@ void bind_convert(nb::module_& m) {
         "Converts `array` into format `to`, writing the container bits into `out` (unsigned integers of the\n"
         "format's storage width, as many as the input), on `threads` threads (0: every core), without the GIL.\n"
         "Returns the flag counts. fmtcheck.convert is the friendly front.");
+  m.def("gpu_convert_into", &gpu_convert_array, nb::arg("array"), nb::arg("to"), nb::arg("out"), FMTCHECK_POLICY_ARGS,
+        nb::arg("seed") = 0,
+        "convert_into on the GPU: float32 `array` and `out` in CUDA memory (the same bits as the CPU's).");
   m.def("decode_into", &decode_array, nb::arg("codes"), nb::arg("from_"), nb::arg("out"), nb::arg("threads") = 0,
         "Decodes codes of format `from_` into `out` (float32, or float64 for formats float32 cannot hold).");
   m.def("convert_value", &convert_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS, nb::arg("sr_random") = 0,

@@ -16,4 +16,5 @@ NB_MODULE(_core, m) {
   fmtcheck::python::bind_trainer(m);
   fmtcheck::python::bind_exact_math(m);
   fmtcheck::python::bind_recipe_optimizer(m);
+  fmtcheck::python::bind_gpu(m);
 }

@@ -11,6 +11,11 @@
 #include "bindings.hpp"
 #include "float_arrays.hpp"
 #include "fmtcheck/train/autocast.hpp"
+#include "gpu.hpp"
+
+#if defined(FMTCHECK_HAS_CUDA)
+#include "fmtcheck/cuda/emulated_gemm.hpp"
+#endif
 
 namespace fmtcheck::python {
 namespace {
@@ -36,7 +41,20 @@ const TensorCoreModel& gpu_preset(const std::string& gpu) {
 // amax histories across steps).
 class RecipeCasts {
  public:
-  RecipeCasts(const std::string& recipe, const std::string& gpu) : model_(gpu_preset(gpu)), ops_(model_) {
+  // device "cuda": the GEMMs run on the GPU (the same bits), the casts on the CPU.
+  RecipeCasts(const std::string& recipe, const std::string& gpu, const std::string& device)
+      : model_(gpu_preset(gpu)), ops_(model_) {
+    if (device != "cpu" && device != "cuda") throw std::invalid_argument("device='" + device + "': expected cpu or cuda");
+    if (device == "cuda") {
+      use_gpu(0);
+#if defined(FMTCHECK_HAS_CUDA)
+      ops_.run_gemms_with([](const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                             std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                             std::span<const float> c, std::span<float> d) {
+        cuda::gemm_on_gpu(config, m, n, k, a, b, c, d);
+      });
+#endif
+    }
     const std::optional<train::Recipe> r = train::find_recipe(recipe);
     if (!r) {
       std::string known;
@@ -110,7 +128,8 @@ void bind_recipe_casts(nb::module_& m) {
       .def_ro("cols", &Quantized::cols)
       .def_ro("scale_inv", &Quantized::scale_inv);
   nb::class_<RecipeCasts>(m, "RecipeCasts", "A recipe of `fmtcheck train` on a GPU's tensor-core model.")
-      .def(nb::init<const std::string&, const std::string&>(), nb::arg("recipe"), nb::arg("gpu"))
+      .def(nb::init<const std::string&, const std::string&, const std::string&>(), nb::arg("recipe"), nb::arg("gpu"),
+           nb::arg("device") = "cpu")
       .def_prop_ro("float32", &RecipeCasts::float32)
       .def_prop_ro("activation", &RecipeCasts::activation)
       .def_prop_ro("model", &RecipeCasts::model, "The tensor-core preset, a name of fmtcheck.models().")

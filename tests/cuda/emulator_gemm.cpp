@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       cudaMalloc(&dd, n * n * sizeof(float));
       cuda::GpuGemmReport report;
       const double gpu_s = median_s([&] {
-        report = cuda::gemm_device_buffers(config, n, n, n, da, db, dc, dd);
+        report = cuda::gemm_device_buffers(config, n, n, n, {da, 4}, {db, 4}, dc, dd);
       });
       std::vector<float> gpu(n * n);
       cudaMemcpy(gpu.data(), dd, gpu.size() * sizeof(float), cudaMemcpyDeviceToHost);

@@ -90,7 +90,10 @@ BAD = {
     "unknown recipe": (lambda: ft.emulate("fp7"), "unknown recipe 'fp7'"),
     "unknown gpu": (lambda: ft.emulate("bf16", "h900"), "unknown gpu 'h900'"),
     "mxfp8 on hopper": (lambda: ft.emulate("mxfp8", "hopper"), "block-scaled"),
+    "a device that is not one": (lambda: ft.emulate("bf16", device="tpu"), "device='tpu': expected cpu or cuda"),
 }
+if fmtcheck._core.gpu_unavailable():  # without a GPU, asking for one says why
+    BAD["no GPU"] = (lambda: ft.emulate("bf16", device="cuda"), "device='cuda': (no GPU found|this fmtcheck was built)")
 
 
 @pytest.mark.parametrize("case", BAD)

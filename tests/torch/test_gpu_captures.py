@@ -177,4 +177,4 @@ def test_the_gpu_script_rehearses_without_a_gpu(cli, tmp_path):
                        capture_output=True, text=True, env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin",
                                                             "PYTHONPATH": ":".join(sys.path)})
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("no GPU found") == 3
+    assert r.stdout.count("no GPU found") == 4

@@ -119,6 +119,8 @@ FlagCounts read_totals(const DeviceBuffer<unsigned long long>& totals) {
 
 }  // namespace
 
+void use_device(int ordinal) { check(cudaSetDevice(ordinal), "cudaSetDevice"); }
+
 void check_gpu_target(const Format& to) {
   if (to.storage_bits > 32) {
     throw std::invalid_argument("format " + to.name + " has " + std::to_string(to.storage_bits) +

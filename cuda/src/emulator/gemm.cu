@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../cuda_check.hpp"
@@ -44,7 +46,8 @@ struct Decode {
 // Decodes the `count` elements of A (M x K: lines are rows, e / k) or of
 // B (K x N: lines are columns, e % n) and marks the lines that the CPU
 // must finish.
-__global__ void decode_kernel(Decode d, const std::uint32_t* bits, std::size_t count, std::size_t k,
+template <class Code>
+__global__ void decode_kernel(Decode d, const Code* bits, std::size_t count, std::size_t k,
                               bool lines_are_rows, std::size_t n, std::int32_t* sig, std::int32_t* align,
                               unsigned char* special_line) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
@@ -92,10 +95,46 @@ std::vector<T> to_host(const T* device, std::size_t count) {
   return host;
 }
 
+// An operand's codes on the host, widened to 32 bits (what gemm() takes).
+std::vector<std::uint32_t> to_host(DeviceCodes x, std::size_t count) {
+  switch (x.bytes) {
+    case 1: { const auto v = to_host(static_cast<const std::uint8_t*>(x.data), count); return {v.begin(), v.end()}; }
+    case 2: { const auto v = to_host(static_cast<const std::uint16_t*>(x.data), count); return {v.begin(), v.end()}; }
+    default: return to_host(static_cast<const std::uint32_t*>(x.data), count);
+  }
+}
+
+void check_width(DeviceCodes x, const char* what) {
+  if (x.bytes != 1 && x.bytes != 2 && x.bytes != 4) {
+    throw std::invalid_argument(std::string("gemm: ") + what + " has " + std::to_string(x.bytes) +
+                                "-byte elements; the GPU takes codes of 1, 2 or 4 bytes");
+  }
+}
+
+// Decodes one operand, whatever its width.
+void decode(Decode d, DeviceCodes x, std::size_t count, std::size_t k, bool lines_are_rows, std::size_t n,
+            std::int32_t* sig, std::int32_t* align, unsigned char* special) {
+  const int grid = decode_grid(count);
+  switch (x.bytes) {
+    case 1:
+      decode_kernel<<<grid, 256>>>(d, static_cast<const std::uint8_t*>(x.data), count, k, lines_are_rows, n, sig,
+                                   align, special);
+      break;
+    case 2:
+      decode_kernel<<<grid, 256>>>(d, static_cast<const std::uint16_t*>(x.data), count, k, lines_are_rows, n, sig,
+                                   align, special);
+      break;
+    default:
+      decode_kernel<<<grid, 256>>>(d, static_cast<const std::uint32_t*>(x.data), count, k, lines_are_rows, n, sig,
+                                   align, special);
+  }
+  check(cudaGetLastError(), "decode_kernel launch");
+}
+
 // The outputs of the marked rows and columns (all of them when `all`), by
 // the CPU's gemm() on host copies, written into d.
 std::size_t finish_on_cpu(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
-                          const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d,
+                          DeviceCodes a, DeviceCodes b, const float* c, float* d,
                           const std::vector<unsigned char>& rows, const std::vector<unsigned char>& cols, bool all) {
   std::vector<std::size_t> marked_rows, marked_cols;
   for (std::size_t i = 0; i < m; ++i) {
@@ -146,8 +185,10 @@ std::size_t finish_on_cpu(const GemmConfig& config, std::size_t m, std::size_t n
 }  // namespace
 
 GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
-                                  const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d) {
+                                  DeviceCodes a, DeviceCodes b, const float* c, float* d) {
   const fmtcheck::detail::GemmSetup setup = fmtcheck::detail::plan_gemm(config, k);
+  check_width(a, "A");
+  check_width(b, "B");
   GpuGemmReport report{m * n, 0};
   if (m * n == 0) return report;
   const std::vector<unsigned char> none;
@@ -161,12 +202,10 @@ GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::
   const DeviceBuffer<unsigned char> a_special(m), b_special(n);
   check(cudaMemset(a_special.get(), 0, m), "cudaMemset");
   check(cudaMemset(b_special.get(), 0, n), "cudaMemset");
-  decode_kernel<<<decode_grid(m * k), 256>>>(Decode{config.input, setup.read_a, setup.max_align}, a, m * k, k, true,
-                                             n, a_sig.get(), a_align.get(), a_special.get());
-  check(cudaGetLastError(), "decode_kernel launch");
-  decode_kernel<<<decode_grid(k * n), 256>>>(Decode{input_b, setup.read_b, setup.max_align}, b, k * n, k, false, n,
-                                             b_sig.get(), b_align.get(), b_special.get());
-  check(cudaGetLastError(), "decode_kernel launch");
+  decode(Decode{config.input, setup.read_a, setup.max_align}, a, m * k, k, true, n, a_sig.get(), a_align.get(),
+         a_special.get());
+  decode(Decode{input_b, setup.read_b, setup.max_align}, b, k * n, k, false, n, b_sig.get(), b_align.get(),
+         b_special.get());
   const dim3 threads(32, 8);
   const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(std::min<std::size_t>((m + 7) / 8, 65535)));
   gemm_kernel<<<grid, threads>>>(setup.kernel, setup.plan, m, n, a_sig.get(),
@@ -185,7 +224,7 @@ GpuGemmReport gemm_on_gpu(const GemmConfig& config, std::size_t m, std::size_t n
   }
   const DeviceBuffer<std::uint32_t> da(a), db(b);
   const DeviceBuffer<float> dc(c), dd(m * n);
-  const GpuGemmReport report = gemm_device_buffers(config, m, n, k, da.get(), db.get(), dc.get(), dd.get());
+  const GpuGemmReport report = gemm_device_buffers(config, m, n, k, {da.get(), 4}, {db.get(), 4}, dc.get(), dd.get());
   const std::vector<float> host = dd.to_host();
   std::copy(host.begin(), host.end(), d.begin());
   return report;

@@ -31,6 +31,13 @@ std::vector<std::uint32_t> dequantize_mx(const Operand& x) {
 
 }  // namespace
 
+void EmulatedOps::run_gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                           std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                           std::span<const float> c, std::span<float> d) const {
+  if (runner_) return runner_(config, m, n, k, a, b, c, d);
+  fmtcheck::gemm(config, m, n, k, a, b, c, d);
+}
+
 std::vector<std::uint32_t> EmulatedOps::cast(const Format& to, const Policy& policy, std::span<const float> x,
                                              FlagCounts& counts) {
   // convert_batch writes elements of the format's own width.
@@ -60,7 +67,7 @@ std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operan
     config.input = formats::tf32;
     config.threads = 1;
     const std::vector<float> zero(m * n, 0.0f);
-    fmtcheck::gemm(config, m, n, k, dequantize_mx(a), transpose<std::uint32_t>(dequantize_mx(b), n, k), zero, d);
+    run_gemm(config, m, n, k, dequantize_mx(a), transpose<std::uint32_t>(dequantize_mx(b), n, k), zero, d);
     return d;
   }
   if (model_.name != "blackwell") throw std::invalid_argument("tensor-core model '" + model_.name + "' has no MX instruction");
@@ -106,7 +113,7 @@ std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::si
   }
   const std::vector<float> zero(m * n, 0.0f);
   std::vector<float> d(m * n);
-  fmtcheck::gemm(config, m, n, k, a_bits, b_rows, zero, d);
+  run_gemm(config, m, n, k, a_bits, b_rows, zero, d);
   return d;
 }
 

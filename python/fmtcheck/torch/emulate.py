@@ -106,14 +106,18 @@ class emulate:
     same bits on every machine, and a model written as train's equals train bit for bit.
 
     A GEMM-bearing call emulate cannot compute (an op, dtype, device or pattern it does not model)
-    raises Error by default; `unsupported="warn"` runs it in torch instead, warning once per op."""
+    raises Error by default; `unsupported="warn"` runs it in torch instead, warning once per op.
+
+    `device="cuda"` runs the emulated GEMMs on the GPU (fmtcheck's emulator compiled for it, the
+    same bits; the casts stay on the CPU): a model's step at GPU speed where the GEMMs dominate."""
 
     def __init__(self, recipe: str = "fp32", gpu: str = "hopper", model: Optional[torch.nn.Module] = None,
-                 exact_ops: bool = False, unsupported: str = "error"):
+                 exact_ops: bool = False, unsupported: str = "error", device: str = "cpu"):
         try:
-            self.casts = _core.RecipeCasts(recipe, gpu)
+            self.casts = _core.RecipeCasts(recipe, gpu, device)
         except ValueError as e:
             raise Error(str(e)) from None
+        self.device = device
         self._fallback = Fallback(unsupported, f"{recipe} on {gpu}")
         self.recipe, self.gpu, self.model, self.exact_ops = recipe, gpu, model, exact_ops
         self._paths = {m: p for p, m in model.named_modules()} if model is not None else {}

@@ -44,7 +44,7 @@ def scaled_mm(em, a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtyp
         raise Unsupported(f"{OP} on a {a.device.type} tensor")
     d = fmtcheck.gemm(_codes(a), _codes(b), model=em.casts.model, input=FP8[a.dtype], input_b=FP8[b.dtype],
                       scale_a=float(scale_a), scale_b=float(scale_b),
-                      promote_every=0 if use_fast_accum else PROMOTE_EVERY)
+                      promote_every=0 if use_fast_accum else PROMOTE_EVERY, device=em.device)
     if out_dtype == torch.float32:
         return torch.from_numpy(d)
     fmt, codes = OUT[out_dtype]

@@ -20,13 +20,22 @@ struct GpuGemmReport {
   std::size_t cpu_outputs = 0;   // of those, computed on the CPU
 };
 
+// An operand in device memory: container bits of 1, 2 or 4 bytes each
+// (FP8 codes as torch's float8 tensors hold them, fp16/bf16 in 2, tf32 in
+// float32's 4).
+struct DeviceCodes {
+  const void* data = nullptr;
+  int bytes = 4;
+};
+
 // D = A·B + C as gemm(config, m, n, k, ...) computes it, on the current
 // device: a (M x K), b (K x N), c and d (M x N) are device addresses,
-// row-major, A and B container bits of config.input (config.input_b) in 32
-// bits each. d may be c. Throws std::invalid_argument for what gemm()
-// refuses, std::runtime_error on CUDA errors (no GPU among them).
+// row-major, A and B container bits of config.input (config.input_b). d may
+// be c. Throws std::invalid_argument for what gemm() refuses or a container
+// width other than 1, 2 or 4 bytes, std::runtime_error on CUDA errors (no
+// GPU among them).
 GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
-                                  const std::uint32_t* a, const std::uint32_t* b, const float* c, float* d);
+                                  DeviceCodes a, DeviceCodes b, const float* c, float* d);
 
 // The same for host matrices, through device buffers.
 GpuGemmReport gemm_on_gpu(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,

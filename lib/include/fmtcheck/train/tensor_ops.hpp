@@ -7,12 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "fmtcheck/core/flags.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy.hpp"
+#include "fmtcheck/tensor_core/gemm.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
 namespace fmtcheck::train {
@@ -54,14 +56,25 @@ class TensorOps {
 // their alignment depend on the values, not on their encoding.
 class EmulatedOps final : public TensorOps {
  public:
+  // Runs one gemm() (gemm.hpp's signature): the CPU's on one thread unless
+  // told otherwise. The Python package passes the GPU's (cuda/, the same
+  // bits) for fmtcheck.torch.emulate(device="cuda").
+  using GemmRunner = std::function<void(const GemmConfig&, std::size_t m, std::size_t n, std::size_t k,
+                                        std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                                        std::span<const float> c, std::span<float> d)>;
+
   explicit EmulatedOps(const TensorCoreModel& model) : model_(model) {}
   std::vector<std::uint32_t> cast(const Format& to, const Policy& policy, std::span<const float> x,
                                   FlagCounts& counts) override;
   std::vector<float> gemm(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k) override;
+  void run_gemms_with(GemmRunner runner) { runner_ = std::move(runner); }
 
  private:
   std::vector<float> gemm_block_scaled(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k);
+  void run_gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
+                std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) const;
   const TensorCoreModel& model_;
+  GemmRunner runner_;  // empty: fmtcheck::gemm
 };
 
 }  // namespace fmtcheck::train

@@ -1,0 +1,57 @@
+"""The GPU from Python, where CI can check it: without a GPU (or a build without CUDA), every way
+to ask for it (device="cuda", arrays in CUDA memory) raises one ValueError saying why, and host
+arrays never go near it. With a GPU, cuda/torch/emulator_from_python.py (cuda/run-torch-on-gpu.sh)
+proves the GPU's bits equal the CPU's."""
+import numpy as np
+import pytest
+
+import fmtcheck
+from fmtcheck import _core
+
+WHY = _core.gpu_unavailable()
+needs_no_gpu = pytest.mark.skipif(not WHY, reason="a GPU is here: cuda/torch/emulator_from_python.py proves it")
+
+
+def test_the_reason_is_one_of_two():
+    assert WHY == "" or WHY.startswith("no GPU found: ") or WHY.startswith("this fmtcheck was built without CUDA")
+
+
+@needs_no_gpu
+def test_gemm_on_the_gpu_says_why_there_is_none():
+    a, b = np.zeros((2, 3), np.uint8), np.zeros((3, 2), np.uint8)
+    with pytest.raises(ValueError, match=r"^device='cuda': " + WHY.split(":")[0]):
+        fmtcheck.gemm(a, b, model="hopper", input="e4m3", device="cuda")
+
+
+def test_a_device_that_is_not_one():
+    a, b = np.zeros((2, 3), np.uint8), np.zeros((3, 2), np.uint8)
+    with pytest.raises(ValueError, match=r"^device='gpu': expected cpu or cuda$"):
+        fmtcheck.gemm(a, b, model="hopper", input="e4m3", device="gpu")
+
+
+def test_host_arrays_stay_on_the_host():
+    # The CPU path by default, whatever the machine: exact small products.
+    a = fmtcheck.convert(np.array([[1.0, 2.0], [0.5, -1.0]], np.float32), "e4m3").codes
+    d = fmtcheck.gemm(a, a, model="hopper-wgmma")
+    assert d.tolist() == [[2.0, 0.0], [0.0, 2.0]]
+    assert not fmtcheck._on_gpu(np.zeros(3)) and not fmtcheck._on_gpu([1.0])
+
+
+class FakeCudaArray:
+    """A DLPack producer that says it lives on GPU 0 (DLPack's kDLCUDA) and holds nothing."""
+    shape, dtype = (4,), "float32"
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise BufferError("no memory behind this stand-in")
+
+
+def test_arrays_that_say_they_are_on_a_gpu_go_to_it():
+    assert fmtcheck._on_gpu(FakeCudaArray())
+    # Neither torch nor CuPy: fmtcheck cannot make the result array on its GPU.
+    with pytest.raises(TypeError, match="GPU arrays of torch and CuPy"):
+        fmtcheck.convert(FakeCudaArray(), "e4m3")
+    with pytest.raises(TypeError, match="from_"):
+        fmtcheck.convert(FakeCudaArray(), "e4m3", from_="e5m2")
