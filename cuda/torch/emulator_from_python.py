@@ -7,7 +7,9 @@
    the CPU's conversion of the same values.
 2. fmtcheck.gemm of GPU arrays (float8, bfloat16, float16, float32 as tf32), on 8 presets: D equal
    to the CPU's gemm of the same operands, bit for bit; and device="cuda" for host arrays.
-3. fmtcheck.torch.emulate(device="cuda") against emulate on the CPU: one training step of the
+3. fmtcheck.analyze of a float32 tensor on the GPU under 4 settings: every measure equal to the
+   CPU's (the mean and RMS relative errors, sums in another order, to 1e-10).
+4. fmtcheck.torch.emulate(device="cuda") against emulate on the CPU: one training step of the
    MLP, the sort transformer and a 2-layer GPT-2 under two recipes, every loss and gradient equal
    bit for bit; the time of each (the GEMMs on the GPU, the casts on the CPU).
 Writes OUTDIR/emulator_from_python.txt. Exit 0 when everything is equal, 1 otherwise, 2 without a GPU.
@@ -114,6 +116,27 @@ def one_step(name, recipe, device):
     return loss.detach(), grads, seconds
 
 
+def check_analyze():
+    """fmtcheck.analyze of a float32 tensor on the GPU against the same values on the CPU: every
+    measure equal but the mean and RMS relative errors (sums in another order: to 1e-10)."""
+    bad = 0
+    x = values(1 << 22, 4)
+    for options in (dict(), dict(scale="auto"), dict(scale="amax:1", round="sr", sr_bits=12, seed=9),
+                    dict(block=32, scale_rule="ceil")):
+        gpu = fmtcheck.analyze({"x": x.cuda()}, "fp16,bf16,e4m3,e5m2,e2m1", **options)
+        cpu = fmtcheck.analyze({"x": x.numpy()}, "fp16,bf16,e4m3,e5m2,e2m1", **options)
+        for g, c in zip(gpu.results, cpu.results):
+            for name, want in c["measures"].items():
+                got = g["measures"][name]
+                same = got == want or (name in ("mean_rel_error", "rms_rel_error") and abs(got - want) <= 1e-10 * want)
+                if not same:
+                    bad += 1
+                    say(f"analyze {options} {c['format']} {name}: GPU {got!r}, CPU {want!r}")
+        bad += gpu.histograms != cpu.histograms
+    say(f"analyze: 4 settings x 5 formats of 2^22 values on the GPU, {bad} measures differ from the CPU")
+    return bad
+
+
 def check_emulate():
     bad = 0
     say(f"\n{'emulate one step':<30} {'CPU s':>8} {'GPU s':>8} {'x faster':>9}  verdict")
@@ -138,7 +161,7 @@ def main(out: Path):
         return 2
     out.mkdir(parents=True, exist_ok=True)
     say(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
-    bad = check_convert() + check_gemm() + check_emulate()
+    bad = check_convert() + check_gemm() + check_analyze() + check_emulate()
     say("PASS: the GPU's emulator is the CPU's, bit for bit" if bad == 0 else
         f"FAIL: {bad} comparisons differ between the GPU's emulator and the CPU's")
     (out / "emulator_from_python.txt").write_text("\n".join(lines) + "\n")

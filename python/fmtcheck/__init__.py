@@ -157,10 +157,15 @@ _GPU_DTYPE_FORMATS = {"float16": "fp16", **{v: k for k, v in _ML_DTYPES_NAMES.it
 
 
 def _on_gpu(array: Any) -> bool:
-    """Whether `array` is a DLPack producer in CUDA memory."""
+    """Whether `array` is a DLPack producer in CUDA memory; if so, its GPU becomes the current one
+    (ValueError saying why where fmtcheck cannot compute on it)."""
     if isinstance(array, np.ndarray) or not hasattr(array, "__dlpack_device__"):
         return False
-    return array.__dlpack_device__()[0] == _DLPACK_CUDA
+    device_type, ordinal = array.__dlpack_device__()
+    if device_type != _DLPACK_CUDA:
+        return False
+    _core.use_gpu(ordinal)
+    return True
 
 
 def _gpu_new(like: Any, shape: tuple, dtype: str, zeros: bool = False) -> Any:
@@ -428,9 +433,22 @@ def analyze(arrays: Any, formats: Formats = "fp16,bf16,e4m3,e5m2", *, scale: str
     pow2:N. ``block=N``: MX-style blocks of N values share an E8M0 scale chosen by
     ``scale_rule`` (ocp, ceil, rne); ``blocks=True`` keeps every block. float32 input is scaled
     in float32, float64 input measured exactly as float64.
+
+    float32 torch or CuPy arrays on a GPU are measured there, with no copy to the host: the same
+    counts, amax, histogram and largest errors as on the CPU (the mean and RMS relative errors are
+    sums taken in another order, equal to rounding).
     """
-    named = _named(arrays, "tensor")
     formats = _format_list(formats)
+    items = list(arrays.items()) if isinstance(arrays, Mapping) else [("tensor", arrays)]
+    on_gpu = [_on_gpu(a) for _, a in items]
+    if any(on_gpu):
+        if not all(on_gpu):
+            raise TypeError("analyze takes arrays all on the GPU or all on the host, not some of each")
+        raw = _core.gpu_analyze([str(n) for n, _ in items], [a for _, a in items], formats, scale=scale, block=block,
+                                scale_rule=scale_rule, blocks=blocks,
+                                **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed)
+        return Analysis(raw, formats)
+    named = _named(arrays, "tensor")
     return Analysis(_core.analyze(named, formats, scale=scale, block=block, scale_rule=scale_rule, blocks=blocks,
                                   **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed,
                                   threads=threads), formats)

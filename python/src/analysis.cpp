@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/ndarray.h>
 
 #include <array>
 #include <cmath>
@@ -15,6 +16,11 @@
 #include "fmtcheck/analysis/tensor_analysis.hpp"
 #include "fmtcheck/analysis/verdict.hpp"
 #include "fmtcheck/core/format.hpp"
+#include "gpu.hpp"
+
+#if defined(FMTCHECK_HAS_CUDA)
+#include "fmtcheck/cuda/emulated_analysis.hpp"
+#endif
 
 namespace fmtcheck::python {
 namespace {
@@ -67,23 +73,14 @@ TensorOutcome outcome_from(const nb::handle& h) {
   return o;
 }
 
-nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::string& scale, int block,
-                 const std::string& scale_rule, bool blocks, const std::string& round, const std::string& overflow,
-                 const std::string& subnormals, const std::string& tininess, const std::string& nan, int sr_bits,
-                 std::uint64_t seed, unsigned threads) {
-  AnalysisSettings settings{format_list_from_string(formats),
-                            policy_from_text(policy_text(round, overflow, subnormals, tininess, nan, sr_bits)),
-                            seed, scale, block, scale_rule, blocks, threads};
-  check_settings(settings);
-  const auto file = in.tensors();
-  std::vector<TensorAnalysis> analyses;
-  {
-    nb::gil_scoped_release unlocked;
-    for (std::size_t i = 0; i < file->tensors().size(); ++i) analyses.push_back(analyze_tensor(*file, i, settings));
-  }
+// What analyze and gpu_analyze return: the measures, histograms, blocks and outcomes of each tensor.
+nb::dict analysis_dict(const std::vector<std::string>& names, const std::vector<TensorAnalysis>& analyses,
+                       const AnalysisSettings& settings) {
+  const int block = settings.block;
+  const std::string& scale_rule = settings.scale_rule;
   nb::list results, histograms, block_rows, outcomes;
   for (std::size_t i = 0; i < analyses.size(); ++i) {
-    const std::string& tensor = in.names[i];
+    const std::string& tensor = names[i];
     for (const FormatAnalysis& f : analyses[i].formats) {
       nb::dict r;
       r["tensor"] = tensor;
@@ -116,8 +113,55 @@ nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::s
   out["histograms"] = histograms;
   out["blocks"] = block_rows;
   out["outcomes"] = outcomes;
-  out["scale"] = applied_scale(scale, block, scale_rule);
+  out["scale"] = applied_scale(settings.scale, block, scale_rule);
   return out;
+}
+
+AnalysisSettings settings_of(const std::string& formats, const std::string& scale, int block,
+                             const std::string& scale_rule, bool blocks, const PolicyText& policy, std::uint64_t seed,
+                             unsigned threads) {
+  AnalysisSettings settings{format_list_from_string(formats), policy_from_text(policy), seed, scale, block, scale_rule,
+                            blocks, threads};
+  check_settings(settings);
+  return settings;
+}
+
+nb::dict analyze(const NamedArrays& in, const std::string& formats, const std::string& scale, int block,
+                 const std::string& scale_rule, bool blocks, const std::string& round, const std::string& overflow,
+                 const std::string& subnormals, const std::string& tininess, const std::string& nan, int sr_bits,
+                 std::uint64_t seed, unsigned threads) {
+  const AnalysisSettings settings = settings_of(formats, scale, block, scale_rule, blocks,
+                                                policy_text(round, overflow, subnormals, tininess, nan, sr_bits), seed,
+                                                threads);
+  const auto file = in.tensors();
+  std::vector<TensorAnalysis> analyses;
+  {
+    nb::gil_scoped_release unlocked;
+    for (std::size_t i = 0; i < file->tensors().size(); ++i) analyses.push_back(analyze_tensor(*file, i, settings));
+  }
+  return analysis_dict(in.names, analyses, settings);
+}
+
+// The same for float32 arrays in GPU memory, measured there (emulated_analysis.hpp).
+nb::dict gpu_analyze(const std::vector<std::string>& names, const std::vector<CudaArray>& arrays,
+                     const std::string& formats, const std::string& scale, int block, const std::string& scale_rule,
+                     bool blocks, const std::string& round, const std::string& overflow, const std::string& subnormals,
+                     const std::string& tininess, const std::string& nan, int sr_bits, std::uint64_t seed) {
+  const AnalysisSettings settings = settings_of(formats, scale, block, scale_rule, blocks,
+                                                policy_text(round, overflow, subnormals, tininess, nan, sr_bits), seed,
+                                                0);
+  for (const CudaArray& a : arrays) {
+    if (a.dtype() != nb::dtype<float>()) throw nb::type_error("analyze on the GPU takes float32 arrays");
+  }
+  std::vector<TensorAnalysis> analyses;
+  for (const CudaArray& a : arrays) {
+    use_gpu(a.device_id());
+#if defined(FMTCHECK_HAS_CUDA)
+    nb::gil_scoped_release unlocked;
+    analyses.push_back(cuda::analyze_on_gpu(static_cast<const float*>(a.data()), a.size(), settings));
+#endif
+  }
+  return analysis_dict(names, analyses, settings);
 }
 
 // A ScalingReplay that owns the arrays of the step it is replaying.
@@ -172,6 +216,9 @@ void bind_analysis(nb::module_& m) {
   m.def("analyze", &analyze, nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none", nb::arg("block") = 0,
         nb::arg("scale_rule") = "ocp", nb::arg("blocks") = false, FMTCHECK_POLICY_ARGS, nb::arg("seed") = 0,
         nb::arg("threads") = 0, "The measures of `fmtcheck analyze --json` for named arrays, and the blocks with blocks=True.");
+  m.def("gpu_analyze", &gpu_analyze, nb::arg("names"), nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none",
+        nb::arg("block") = 0, nb::arg("scale_rule") = "ocp", nb::arg("blocks") = false, FMTCHECK_POLICY_ARGS,
+        nb::arg("seed") = 0, "analyze for float32 arrays in GPU memory, measured there.");
 
   nb::class_<ReplaySettings>(m, "ReplaySettings", "The knobs of `fmtcheck scale`, by the options' names.")
       .def("__init__", [](ReplaySettings* s, const std::string& recipe, const std::optional<std::string>& format,

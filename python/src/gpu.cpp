@@ -39,6 +39,8 @@ void use_gpu(int ordinal) {
 void bind_gpu(nb::module_& m) {
   m.def("gpu_unavailable", &gpu_unavailable,
         "Why fmtcheck cannot compute on the GPU here (built without CUDA, no GPU found), or \"\" when it can.");
+  m.def("use_gpu", &use_gpu, nb::arg("ordinal"),
+        "Makes GPU `ordinal` current, or raises ValueError(\"device='cuda': <why not>\").");
 }
 
 }  // namespace fmtcheck::python

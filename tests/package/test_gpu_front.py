@@ -48,10 +48,13 @@ class FakeCudaArray:
         raise BufferError("no memory behind this stand-in")
 
 
-def test_arrays_that_say_they_are_on_a_gpu_go_to_it():
-    assert fmtcheck._on_gpu(FakeCudaArray())
-    # Neither torch nor CuPy: fmtcheck cannot make the result array on its GPU.
-    with pytest.raises(TypeError, match="GPU arrays of torch and CuPy"):
-        fmtcheck.convert(FakeCudaArray(), "e4m3")
-    with pytest.raises(TypeError, match="from_"):
-        fmtcheck.convert(FakeCudaArray(), "e4m3", from_="e5m2")
+@needs_no_gpu
+@pytest.mark.parametrize("call", [
+    lambda x: fmtcheck.convert(x, "e4m3"),
+    lambda x: fmtcheck.gemm(x, x, model="hopper", input="e4m3"),
+    lambda x: fmtcheck.analyze(x, "e4m3"),
+    lambda x: fmtcheck.analyze({"a": x, "b": x}, "e4m3", block=32),
+], ids=["convert", "gemm", "analyze", "analyze-dict"])
+def test_arrays_on_a_gpu_without_one_say_why(call):
+    with pytest.raises(ValueError, match=r"^device='cuda': " + WHY.split(":")[0]):
+        call(FakeCudaArray())

@@ -6,9 +6,12 @@
 // runs'; merge prints them through this file's Analyzer, so both print the
 // same bytes. Files are opened (and their headers checked) before any work,
 // and output files are written only once everything succeeded.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -23,6 +26,10 @@
 #include "fmtcheck/analysis/verdict.hpp"
 #include "common/version.hpp"
 #include "fmtcheck/analysis/tensor_analysis.hpp"
+
+#if defined(FMTCHECK_HAS_CUDA)
+#include "fmtcheck/cuda/emulated_analysis.hpp"
+#endif
 
 namespace fmtcheck::cli {
 namespace {
@@ -42,6 +49,7 @@ struct AnalyzeArgs {
   std::vector<std::string> shards;  // --shard NAME: only these shards of a checkpoint
   unsigned threads = 0;  // 0: every core
   bool full = false;     // the full table instead of the compact one
+  std::string device = "cpu";
 };
 
 // The MX blocks of one tensor under one format, for --block-csv.
@@ -68,6 +76,7 @@ class Analyzer {
                   args.block, args.scale_rule, !args.block_csv.empty(), args.threads} {
     check_settings(settings_);
     if (!args.block_csv.empty() && args.block == 0) throw UsageError("--block-csv needs --block N");
+    device_ = parse_device_option(args.device);
     filter_ = tensor_filter(args.tensors);
   }
 
@@ -199,6 +208,7 @@ class Analyzer {
  private:
   const AnalyzeArgs& args_;
   AnalysisSettings settings_;
+  Device device_ = Device::cpu;
   std::optional<std::regex> filter_;
   std::vector<Result> results_;
   std::vector<TensorHistogram> histograms_;
@@ -264,7 +274,8 @@ class Analyzer {
       const std::lock_guard lock(mutex);
       progress.update(done += n * bytes);
     };
-    TensorAnalysis analysis = fmtcheck::analyze_tensor(file, index, settings_, progressed);
+    TensorAnalysis analysis = device_ == Device::cuda ? analyze_on_gpu(file, index, progressed)
+                                                      : fmtcheck::analyze_tensor(file, index, settings_, progressed);
     for (FormatAnalysis& f : analysis.formats) {
       const TensorOutcome outcome{f.format.name, f.stats, settings_.block > 0, f.best, f.underflow_at_best};
       results_.push_back({in.model, file.path(), info.name, f.format.name, f.scale, index, std::move(f.measures), outcome,
@@ -274,6 +285,34 @@ class Analyzer {
       }
     }
     histograms_.push_back({in.model, file.path(), info.name, index, std::move(analysis.input)});
+  }
+
+  // --device cuda: the tensor read into memory (float32 values only), then
+  // measured on the GPU.
+  TensorAnalysis analyze_on_gpu(const TensorFile& file, std::size_t index,
+                                const std::function<void(std::uint64_t)>& progressed) const {
+#if defined(FMTCHECK_HAS_CUDA)
+    const TensorInfo& info = file.tensors()[index];
+    if (info.as_double) {
+      throw UsageError("--device cuda: tensor '" + info.name + "' holds float64 values; the GPU measures float32");
+    }
+    std::vector<float> values(static_cast<std::size_t>(info.count));
+    file.for_each_chunk(index, std::size_t{1} << 22, [&](const TensorChunk& c) {
+      const auto x = std::get<std::span<const float>>(c.values);
+      std::copy(x.begin(), x.end(), values.begin() + static_cast<std::ptrdiff_t>(c.first));
+      progressed(c.size());
+    }, settings_.threads != 0 ? settings_.threads : std::max(1u, std::thread::hardware_concurrency()));
+    try {
+      TensorAnalysis analysis = cuda::analyze_values_on_gpu(values, settings_);
+      progressed(info.count);
+      return analysis;
+    } catch (const std::invalid_argument& e) {  // a format wider than the GPU's containers
+      throw UsageError(std::string("--device cuda: ") + e.what());
+    }
+#else
+    (void)file, (void)index, (void)progressed;
+    throw UsageError("--device cuda: this fmtcheck was built without CUDA");
+#endif
   }
 
   std::string json() const {
@@ -339,6 +378,7 @@ const bool registered = register_command({
                      "tidy CSV of the input binades: file,tensor,binade,count (binade: floor(log2|x|), or zero, infinite, not_a_number)");
       sub.add_option("--block-csv", args->block_csv, "with --block: one row per block and format (amax, scale_log2, counts, errors)");
       sub.add_option("--threads", args->threads, "threads measuring chunks of a tensor (default: every core)");
+      add_device_option(sub, args->device);
       sub.add_option("--json", args->json, "everything as JSON");
       sub.add_option("--partial", args->partial, "also save the results for `fmtcheck merge` (runs over parts of the inputs add up exactly)");
       sub.add_option("--shard", args->shards, "with a checkpoint index: analyze only this shard (its file name; repeatable)");

@@ -7,8 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../cuda_check.hpp"
-#include "../device_buffer.hpp"
+#include "kernel_support.cuh"
 #include "fmtcheck/core/random.hpp"
 #include "fmtcheck/core/round_to_format.hpp"
 #include "fmtcheck/cuda/emulated_convert.hpp"
@@ -16,31 +15,13 @@
 namespace fmtcheck::cuda {
 namespace {
 
-using detail::check;
-using detail::DeviceBuffer;
-
-// values, then one counter per flag.
-constexpr int kCounters = 1 + flag_count;
-constexpr int kThreads = 256;
+using namespace detail;
 
 struct Launch {
   Rounder round;
   RandomStream stream;
   bool stochastic;
 };
-
-__device__ void count(unsigned long long (&local)[kCounters], Flags flags) {
-  local[0] += 1;
-  for (int i = 0; i < flag_count; ++i) local[1 + i] += (flags.bits() >> i) & 1u;
-}
-
-__device__ void add_to_totals(unsigned long long (&local)[kCounters], unsigned long long* totals) {
-  for (int i = 0; i < kCounters; ++i) {
-    unsigned long long v = local[i];
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xFFFFFFFFu, v, offset);
-    if ((threadIdx.x & 31) == 0 && v != 0) atomicAdd(totals + i, v);
-  }
-}
 
 __device__ Conversion convert_one(const Launch& l, std::uint32_t bits, std::uint64_t i) {
   const Unpacked x = unpack_float32(bits);
@@ -50,21 +31,21 @@ __device__ Conversion convert_one(const Launch& l, std::uint32_t bits, std::uint
 template <typename Code>
 __global__ void __launch_bounds__(kThreads) convert_kernel(Launch l, const std::uint32_t* in, std::size_t n,
                                                            Code* out, unsigned long long* totals) {
-  unsigned long long local[kCounters] = {};
+  unsigned long long local[kFlagCounters] = {};
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
     const Conversion c = convert_one(l, in[i], i);
     out[i] = static_cast<Code>(c.bits);
-    count(local, c.flags);
+    count_flags(local, c.flags);
   }
-  add_to_totals(local, totals);
+  add_flags_to_totals(local, totals);
 }
 
 // Every float32 bit pattern: input i is the pattern i; the digest sums the
 // (input, code) terms, so no code is written.
 __global__ void __launch_bounds__(kThreads) sweep_kernel(Launch l, unsigned long long* totals,
                                                          unsigned long long* digest) {
-  unsigned long long local[kCounters] = {};
+  unsigned long long local[kFlagCounters] = {};
   unsigned long long sum = 0;
   const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < (std::uint64_t{1} << 32);
@@ -72,11 +53,10 @@ __global__ void __launch_bounds__(kThreads) sweep_kernel(Launch l, unsigned long
     const auto bits = static_cast<std::uint32_t>(i);
     const Conversion c = convert_one(l, bits, i);
     sum += sweep_digest_term(bits, c.bits);
-    count(local, c.flags);
+    count_flags(local, c.flags);
   }
-  add_to_totals(local, totals);
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xFFFFFFFFu, sum, offset);
-  if ((threadIdx.x & 31) == 0) atomicAdd(digest, sum);
+  add_flags_to_totals(local, totals);
+  add_to_total(sum, digest);
 }
 
 // in[i] = the bit pattern first + i.
@@ -90,31 +70,6 @@ __global__ void __launch_bounds__(kThreads) pattern_kernel(std::uint64_t first, 
 Launch make_launch(const Format& to, const Policy& p, std::uint64_t seed, std::uint64_t first) {
   check_gpu_target(to);
   return {Rounder(to, p), RandomStream{seed, first}, is_stochastic(p.rounding)};
-}
-
-// Enough blocks to fill every multiprocessor several times over.
-int grid_size(std::size_t n) {
-  int device = 0, sms = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  const std::size_t wanted = (n + kThreads - 1) / kThreads;
-  const std::size_t most = std::size_t(sms) * 8;
-  return static_cast<int>(wanted < most ? (wanted == 0 ? 1 : wanted) : most);
-}
-
-// Device counters, zeroed.
-struct Counters : DeviceBuffer<unsigned long long> {
-  explicit Counters(std::size_t n) : DeviceBuffer<unsigned long long>(n) {
-    check(cudaMemset(get(), 0, n * sizeof(unsigned long long)), "cudaMemset");
-  }
-};
-
-FlagCounts read_totals(const DeviceBuffer<unsigned long long>& totals) {
-  const std::vector<unsigned long long> host = totals.to_host();
-  FlagCounts counts;
-  counts.values = host[0];
-  for (int i = 0; i < flag_count; ++i) counts.count[i] = host[1 + i];
-  return counts;
 }
 
 }  // namespace
@@ -131,7 +86,7 @@ void check_gpu_target(const Format& to) {
 FlagCounts convert_device_buffer(const float* in, std::size_t n, const Format& to, const Policy& p, void* out,
                                  std::uint64_t seed, std::uint64_t first) {
   const Launch l = make_launch(to, p, seed, first);
-  const Counters totals(kCounters);
+  const Counters totals(kFlagCounters);
   const auto* bits = reinterpret_cast<const std::uint32_t*>(in);
   const int grid = grid_size(n);
   switch (to.storage_bits) {
@@ -141,7 +96,7 @@ FlagCounts convert_device_buffer(const float* in, std::size_t n, const Format& t
   }
   check(cudaGetLastError(), "convert_kernel launch");
   check(cudaDeviceSynchronize(), "convert_kernel");
-  return read_totals(totals);
+  return flag_counts(totals.to_host());
 }
 
 GpuConverted convert_on_gpu(std::span<const float> in, const Format& to, const Policy& p, std::uint64_t seed) {
@@ -180,12 +135,12 @@ FlagCounts convert_float32_patterns(std::uint64_t first, std::size_t count, cons
 
 Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed) {
   const Launch l = make_launch(to, p, seed, 0);
-  const Counters totals(kCounters), digest(1);
+  const Counters totals(kFlagCounters), digest(1);
   sweep_kernel<<<grid_size(std::size_t{1} << 32), kThreads>>>(l, totals.get(), digest.get());
   check(cudaGetLastError(), "sweep_kernel launch");
   check(cudaDeviceSynchronize(), "sweep_kernel");
   Sweep s;
-  s.flags = read_totals(totals);
+  s.flags = flag_counts(totals.to_host());
   s.digest = digest.to_host()[0];
   return s;
 }

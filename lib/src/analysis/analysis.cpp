@@ -64,16 +64,6 @@ FlagCounts convert_scaled(std::span<const double> x, const Format& f, const Poli
   return counts;
 }
 
-void add_flags(const FlagCounts& flags, ConversionStats& stats) {
-  stats.values += flags.values;
-  stats.inexact += flags[Flag::inexact];
-  stats.saturated += flags[Flag::saturated];
-  stats.underflow_to_zero += flags[Flag::tiny_to_zero];
-  stats.subnormal += flags[Flag::subnormal];
-  stats.flushed += flags[Flag::flushed];
-  stats.nan_produced += flags[Flag::nan_produced];
-}
-
 // The error measures of one run of values, over inputs and results both
 // widened to double: four independent lanes of every count, maximum and
 // sum, so the loop runs on vector registers (GCC vector extensions; an AVX2
@@ -196,17 +186,19 @@ void add_errors_in(std::span<const T> x, std::span<const Code> codes, const Form
   }
   // By reference: a 32-byte vector passed by value draws g++'s -Wpsabi note.
   const auto total = [](const LaneMask& v) { return static_cast<std::uint64_t>(v[0] + v[1] + v[2] + v[3]); };
-  stats.nan_in += total(e.nan_in);
-  stats.inf_in += total(e.inf_in);
-  stats.nonfinite_out += total(e.nonfinite_out);
-  stats.overflow += total(e.overflow);
-  stats.exact += total(e.exact) - padding;
-  stats.error_count += total(e.error_count) - padding;
-  stats.rel_error_count += total(e.rel_count);
-  stats.max_abs_error = std::max({stats.max_abs_error, e.max_abs[0], e.max_abs[1], e.max_abs[2], e.max_abs[3]});
-  stats.max_rel_error = std::max({stats.max_rel_error, e.max_rel[0], e.max_rel[1], e.max_rel[2], e.max_rel[3]});
-  stats.sum_rel_error += (e.sum[0] + e.sum[1]) + (e.sum[2] + e.sum[3]);
-  stats.sum_sq_rel_error += (e.sum_sq[0] + e.sum_sq[1]) + (e.sum_sq[2] + e.sum_sq[3]);
+  ValueErrors sum;
+  sum.nan_in = total(e.nan_in);
+  sum.inf_in = total(e.inf_in);
+  sum.nonfinite_out = total(e.nonfinite_out);
+  sum.overflow = total(e.overflow);
+  sum.exact = total(e.exact) - padding;
+  sum.error_count = total(e.error_count) - padding;
+  sum.rel_error_count = total(e.rel_count);
+  sum.max_abs_error = std::max({e.max_abs[0], e.max_abs[1], e.max_abs[2], e.max_abs[3]});
+  sum.max_rel_error = std::max({e.max_rel[0], e.max_rel[1], e.max_rel[2], e.max_rel[3]});
+  sum.sum_rel_error = (e.sum[0] + e.sum[1]) + (e.sum[2] + e.sum[3]);
+  sum.sum_sq_rel_error = (e.sum_sq[0] + e.sum_sq[1]) + (e.sum_sq[2] + e.sum_sq[3]);
+  stats.add(sum);
 }
 
 template <typename T, typename Code>
@@ -227,7 +219,7 @@ void measure_scaled(std::span<const T> x, std::uint64_t first, const Format& f, 
   const auto run = [&](auto code) {
     using Code = decltype(code);
     const std::span<Code> codes = code_buffer<Code>(x.size());
-    add_flags(convert_scaled(x, f, p, scale, seed, first, codes), stats);
+    stats.add(convert_scaled(x, f, p, scale, seed, first, codes));
     if (errors) add_errors<T, Code>(x, codes, f, decoded, scale, stats);
   };
   switch (f.storage_bits) {
@@ -243,23 +235,6 @@ std::shared_ptr<const std::vector<double>> decode_table(const Format& f) {
   auto table = std::make_shared<std::vector<double>>(std::size_t{1} << f.storage_bits);
   for (std::size_t code = 0; code < table->size(); ++code) (*table)[code] = to_double(f, code);
   return table;
-}
-
-// floor(log2 |x|) of a nonzero finite value, from its bits: exponent field,
-// or for a subnormal the position of its leading significand bit.
-template <typename Bits, int Mantissa, int Bias>
-int binade_of(Bits magnitude) {
-  const auto exponent = static_cast<int>(magnitude >> Mantissa);
-  if (exponent != 0) return exponent - Bias;
-  return (1 - Bias - Mantissa) + (static_cast<int>(sizeof(Bits) * 8) - 1 - std::countl_zero(magnitude));
-}
-
-// Whether a nonzero finite magnitude is a power of two: no fraction bits
-// (normal), or a single bit (subnormal).
-template <typename Bits, int Mantissa>
-bool is_power_of_two(Bits magnitude) {
-  constexpr Bits fraction = (Bits{1} << Mantissa) - 1;
-  return (magnitude >> Mantissa) != 0 ? (magnitude & fraction) == 0 : std::has_single_bit(magnitude);
 }
 
 // One pass over float32 or float64 values: specials, amax and the binade
@@ -292,9 +267,9 @@ void add_values(InputSummary& s, std::span<const Real> x) {
     counts[slot] += 1 + (std::uint64_t{(m & fraction_mask) == 0} << 32);
     amax_bits = std::max(amax_bits, m < inf_bits ? m : Bits{0});
     if (m <= fraction_mask && m != 0) [[unlikely]] {
-      const auto b = static_cast<std::size_t>(binade_of<Bits, Mantissa, Bias>(m) - InputSummary::min_binade);
+      const auto b = static_cast<std::size_t>(detail::binade_of<Bits, Mantissa, Bias>(m) - InputSummary::min_binade);
       ++s.binade_count[b];
-      s.power_of_two_count[b] += is_power_of_two<Bits, Mantissa>(m);
+      s.power_of_two_count[b] += detail::is_power_of_two<Bits, Mantissa>(m);
       ++subnormal;
     }
   }
@@ -386,6 +361,30 @@ double ConversionStats::rms_rel_error() const {
   return rel_error_count == 0 ? 0.0 : std::sqrt(sum_sq_rel_error / static_cast<double>(rel_error_count));
 }
 
+void ConversionStats::add(const FlagCounts& flags) {
+  values += flags.values;
+  inexact += flags[Flag::inexact];
+  saturated += flags[Flag::saturated];
+  underflow_to_zero += flags[Flag::tiny_to_zero];
+  subnormal += flags[Flag::subnormal];
+  flushed += flags[Flag::flushed];
+  nan_produced += flags[Flag::nan_produced];
+}
+
+void ConversionStats::add(const ValueErrors& e) {
+  nan_in += e.nan_in;
+  inf_in += e.inf_in;
+  nonfinite_out += e.nonfinite_out;
+  overflow += e.overflow;
+  exact += e.exact;
+  error_count += e.error_count;
+  rel_error_count += e.rel_error_count;
+  max_abs_error = std::max(max_abs_error, e.max_abs_error);
+  max_rel_error = std::max(max_rel_error, e.max_rel_error);
+  sum_rel_error += e.sum_rel_error;
+  sum_sq_rel_error += e.sum_sq_rel_error;
+}
+
 ConversionStats& ConversionStats::operator+=(const ConversionStats& o) {
   values += o.values;
   exact += o.exact;
@@ -422,16 +421,7 @@ void ScaledConversion::count_flags(std::span<const float> x, std::uint64_t first
 void ScaledConversion::count_flags(std::span<const double> x, std::uint64_t first, ConversionStats& stats) const { run(x, first, stats, false); }
 
 int block_scale_exponent(double amax, const Format& element, BlockScaleRule rule) {
-  if (!(amax > 0) || !std::isfinite(amax)) return 0;
-  Policy p;
-  p.overflow = Overflow::sat;  // scales beyond E8M0's range clamp to 2^-127 .. 2^127
-  // ocp: floor(log2 amax) - emax_elem, i.e. amax * 2^-emax truncated to a
-  // power of two; the others round amax / max_elem up or to nearest.
-  const bool ocp = rule == BlockScaleRule::ocp;
-  const double target = ocp ? std::ldexp(amax, -element.max_exponent()) : amax / max_finite(element);
-  p.rounding = ocp ? Rounding::rtz : rule == BlockScaleRule::ceil ? Rounding::rup : Rounding::rne;
-  const Conversion scale = convert(target, formats::e8m0, p);
-  return std::ilogb(to_double(formats::e8m0, scale.bits));
+  return block_scale_exponent(amax, element.max_exponent(), max_finite(element), rule);
 }
 
 void BlockTotals::add(const BlockResult& b) {

@@ -119,51 +119,43 @@ std::vector<std::pair<std::string, std::uint64_t>> histogram_rows(const InputSum
   return rows;
 }
 
-TensorAnalysis analyze_tensor(const TensorFile& file, std::size_t index, const AnalysisSettings& settings,
-                              const std::function<void(std::uint64_t)>& progressed) {
+TensorAnalysis analyze_passes(const TensorPass& pass, const AnalysisSettings& settings) {
   check_settings(settings);
   const ScaleChoice scale = parse_scale_choice(settings.scale);
   const BlockScaleRule rule = parse_block_scale_rule(settings.scale_rule);
   const std::vector<Format>& formats = settings.formats;
   const Policy& policy = settings.policy;
-  const unsigned threads = settings.threads != 0 ? settings.threads : std::max(1u, std::thread::hardware_concurrency());
-  const auto progress = [&](std::uint64_t n) {
-    if (progressed) progressed(n);
-  };
+  const bool keep_blocks = settings.keep_blocks && settings.block > 0;
 
-  const TensorInfo& info = file.tensors().at(index);
-  // Whole blocks per chunk, so that the blocks are those of the tensor.
-  const std::size_t block = settings.block > 0 ? static_cast<std::size_t>(settings.block) : 1;
-  const std::size_t chunk = ((std::size_t{1} << 20) + block - 1) / block * block;
-  const std::size_t chunks = static_cast<std::size_t>((info.count + chunk - 1) / chunk);
-  std::mutex mutex;  // guards `input`
-
-  // Each format's measurements, one slot per chunk (merged in order below).
+  // Each format's conversions and what the passes measured of them.
   struct PerFormat {
     std::optional<ScaledConversion> scaled;
     std::optional<BlockScaledConversion> blocked;
     std::optional<ScaledConversion> at_best;      // only when it differs from `scaled`; flags only
     std::optional<std::uint64_t> best_underflow;  // read off the input summary instead of at_best
     std::optional<int> best;
-    std::vector<ConversionStats> scaled_stats, best_stats;
-    std::vector<BlockTotals> block_totals;
-    std::vector<std::vector<BlockResult>> block_results;
+    ConversionStats scaled_stats, best_stats;
+    BlockTotals block_totals;
+    std::vector<BlockResult> block_results;
   };
   std::vector<PerFormat> per_format(formats.size());
-  const bool keep_blocks = settings.keep_blocks && settings.block > 0;
-  for (PerFormat& p : per_format) {
-    p.scaled_stats.resize(chunks);
-    p.best_stats.resize(chunks);
-    p.block_totals.resize(chunks);
-    if (keep_blocks) p.block_results.resize(chunks);
-  }
-  const auto measure_main = [&](const TensorChunk& c) {
-    const std::size_t slot = static_cast<std::size_t>(c.first / chunk);
+  // Asks a pass for every main conversion (`scaled` or `blocked`) and takes its results back.
+  const auto ask_main = [&](TensorPass::Request& r) {
+    for (const PerFormat& p : per_format) {
+      if (p.scaled) r.measure.push_back(&*p.scaled);
+      if (p.blocked) r.blocks.push_back(&*p.blocked);
+    }
+    r.keep_blocks = keep_blocks;
+  };
+  const auto take_main = [&](TensorPass::Result& r) {
+    std::size_t m = 0, b = 0;
     for (PerFormat& p : per_format) {
-      std::visit([&](auto x) {
-        if (p.scaled) p.scaled->measure(x, c.first, p.scaled_stats[slot]);
-        if (p.blocked) p.blocked->measure(x, c.first, p.block_totals[slot], keep_blocks ? &p.block_results[slot] : nullptr);
-      }, c.values);
+      if (p.scaled) p.scaled_stats = r.measured[m++];
+      if (p.blocked) {
+        p.block_totals = r.block_totals[b];
+        if (keep_blocks) p.block_results = std::move(r.block_results[b]);
+        ++b;
+      }
     }
   };
 
@@ -180,74 +172,134 @@ TensorAnalysis analyze_tensor(const TensorFile& file, std::size_t index, const A
     }
   }
   TensorAnalysis out;
-  InputSummary& input = out.input;
-  file.for_each_chunk(index, chunk, [&](const TensorChunk& c) {
-    InputSummary part;
-    std::visit([&](auto x) { part.add(x); }, c.values);
-    if (!scale_needs_amax) measure_main(c);
-    {
-      const std::lock_guard lock(mutex);
-      input += part;
-    }
-    progress(c.size());
-  }, threads);
+  {
+    TensorPass::Request first;
+    first.summary = true;
+    if (!scale_needs_amax) ask_main(first);
+    TensorPass::Result r = pass.run(first);
+    out.input = std::move(r.summary);
+    if (!scale_needs_amax) take_main(r);
+  }
+  const InputSummary& input = out.input;
 
   // Pass 2: what needs the amax: its scale, and the underflow at the best
   // power of two where the input summary cannot tell it.
-  bool second_pass = false;
+  TensorPass::Request second;
   for (std::size_t f = 0; f < formats.size(); ++f) {
     PerFormat& p = per_format[f];
     p.best = best_pow2_exponent(input.amax, formats[f]);
     if (scale_needs_amax) p.scaled.emplace(formats[f], policy, scale_for(scale, input.amax, formats[f]), settings.seed);
     if (p.best && (!p.scaled || p.scaled->scale() != std::ldexp(1.0f, *p.best))) {
-      p.best_underflow = underflow_at_pow2_scale(input, formats[f], policy, *p.best, info.as_double);
-      if (!p.best_underflow) p.at_best.emplace(formats[f], policy, std::ldexp(1.0f, *p.best), settings.seed);
-    }
-    second_pass = second_pass || scale_needs_amax || p.at_best;
-  }
-  if (second_pass) {
-    file.for_each_chunk(index, chunk, [&](const TensorChunk& c) {
-      if (scale_needs_amax) measure_main(c);
-      const std::size_t slot = static_cast<std::size_t>(c.first / chunk);
-      for (PerFormat& p : per_format) {
-        if (p.at_best) std::visit([&](auto x) { p.at_best->count_flags(x, c.first, p.best_stats[slot]); }, c.values);
+      p.best_underflow = underflow_at_pow2_scale(input, formats[f], policy, *p.best, pass.as_double);
+      if (!p.best_underflow) {
+        p.at_best.emplace(formats[f], policy, std::ldexp(1.0f, *p.best), settings.seed);
+        second.count_flags.push_back(&*p.at_best);
       }
-      progress(c.size());
-    }, threads);
-  } else {
-    progress(info.count);
+    }
+  }
+  if (scale_needs_amax) ask_main(second);
+  if (!second.count_flags.empty() || scale_needs_amax) {
+    TensorPass::Result r = pass.run(second);
+    if (scale_needs_amax) take_main(r);
+    std::size_t c = 0;
+    for (PerFormat& p : per_format) {
+      if (p.at_best) p.best_stats = r.counted[c++];
+    }
   }
 
   for (std::size_t f = 0; f < formats.size(); ++f) {
     PerFormat& p = per_format[f];
-    ConversionStats stats, best;
-    BlockTotals totals;
-    for (std::size_t c = 0; c < chunks; ++c) {
-      stats += p.scaled_stats[c];
-      best += p.best_stats[c];
-      totals += p.block_totals[c];
-    }
-    FormatAnalysis r{formats[f], "", measures_of(p.scaled ? stats : totals.stats, input), {}, p.scaled ? stats : totals.stats,
-                     p.best, 0};
+    const ConversionStats& stats = p.scaled ? p.scaled_stats : p.block_totals.stats;
+    FormatAnalysis r{formats[f], "", measures_of(stats, input), std::move(p.block_results), stats, p.best, 0};
     if (p.scaled) {
       r.scale = scale_label(p.scaled->scale());
     } else {
       r.scale = "block" + std::to_string(settings.block) + ":" + settings.scale_rule;
-      r.measures.emplace_back("blocks", static_cast<double>(totals.blocks));
-      r.measures.emplace_back("min_block_scale_log2", totals.min_scale_log2);
-      r.measures.emplace_back("max_block_scale_log2", totals.max_scale_log2);
+      r.measures.emplace_back("blocks", static_cast<double>(p.block_totals.blocks));
+      r.measures.emplace_back("min_block_scale_log2", p.block_totals.min_scale_log2);
+      r.measures.emplace_back("max_block_scale_log2", p.block_totals.max_scale_log2);
     }
     if (p.best) {
-      const ConversionStats& at_best = p.at_best ? best : stats;
+      const ConversionStats& at_best = p.at_best ? p.best_stats : p.scaled_stats;
       const std::uint64_t underflow = p.best_underflow.value_or(at_best.underflow_to_zero);
       r.underflow_at_best = underflow;
       r.measures.emplace_back("best_pow2_scale", std::ldexp(1.0, *p.best));
       r.measures.emplace_back("underflow_at_best_pow2_scale",
                               input.values ? static_cast<double>(underflow) / static_cast<double>(input.values) : 0.0);
     }
-    for (auto& part : p.block_results) r.blocks.insert(r.blocks.end(), part.begin(), part.end());
     out.formats.push_back(std::move(r));
   }
+  return out;
+}
+
+TensorAnalysis analyze_tensor(const TensorFile& file, std::size_t index, const AnalysisSettings& settings,
+                              const std::function<void(std::uint64_t)>& progressed) {
+  check_settings(settings);
+  const unsigned threads = settings.threads != 0 ? settings.threads : std::max(1u, std::thread::hardware_concurrency());
+  const TensorInfo& info = file.tensors().at(index);
+  // Whole blocks per chunk, so that the blocks are those of the tensor.
+  const std::size_t block = settings.block > 0 ? static_cast<std::size_t>(settings.block) : 1;
+  const std::size_t chunk = ((std::size_t{1} << 20) + block - 1) / block * block;
+  const std::size_t chunks = static_cast<std::size_t>((info.count + chunk - 1) / chunk);
+  std::size_t passes = 0;
+
+  // One read of the file's chunks on `threads` threads: each chunk's
+  // measurements in its own slot, merged in chunk order, so the result does
+  // not depend on the threads.
+  TensorPass pass;
+  pass.count = info.count;
+  pass.as_double = info.as_double;
+  pass.run = [&](const TensorPass::Request& request) {
+    struct Slot {
+      std::vector<ConversionStats> measured, counted;
+      std::vector<BlockTotals> block_totals;
+      std::vector<std::vector<BlockResult>> block_results;
+    };
+    std::vector<Slot> slots(chunks);
+    TensorPass::Result result;
+    std::mutex mutex;  // guards result.summary
+    file.for_each_chunk(index, chunk, [&](const TensorChunk& c) {
+      Slot& slot = slots[static_cast<std::size_t>(c.first / chunk)];
+      slot.measured.resize(request.measure.size());
+      slot.counted.resize(request.count_flags.size());
+      slot.block_totals.resize(request.blocks.size());
+      slot.block_results.resize(request.keep_blocks ? request.blocks.size() : 0);
+      std::visit([&](auto x) {
+        for (std::size_t i = 0; i < request.measure.size(); ++i) request.measure[i]->measure(x, c.first, slot.measured[i]);
+        for (std::size_t i = 0; i < request.count_flags.size(); ++i) {
+          request.count_flags[i]->count_flags(x, c.first, slot.counted[i]);
+        }
+        for (std::size_t i = 0; i < request.blocks.size(); ++i) {
+          request.blocks[i]->measure(x, c.first, slot.block_totals[i],
+                                     request.keep_blocks ? &slot.block_results[i] : nullptr);
+        }
+        if (request.summary) {
+          InputSummary part;
+          part.add(x);
+          const std::lock_guard lock(mutex);
+          result.summary += part;
+        }
+      }, c.values);
+      if (progressed) progressed(c.size());
+    }, threads);
+    result.measured.resize(request.measure.size());
+    result.counted.resize(request.count_flags.size());
+    result.block_totals.resize(request.blocks.size());
+    result.block_results.resize(request.keep_blocks ? request.blocks.size() : 0);
+    for (const Slot& slot : slots) {
+      for (std::size_t i = 0; i < slot.measured.size(); ++i) result.measured[i] += slot.measured[i];
+      for (std::size_t i = 0; i < slot.counted.size(); ++i) result.counted[i] += slot.counted[i];
+      for (std::size_t i = 0; i < slot.block_totals.size(); ++i) result.block_totals[i] += slot.block_totals[i];
+      for (std::size_t i = 0; i < slot.block_results.size(); ++i) {
+        result.block_results[i].insert(result.block_results[i].end(), slot.block_results[i].begin(),
+                                       slot.block_results[i].end());
+      }
+    }
+    ++passes;
+    return result;
+  };
+  TensorAnalysis out = analyze_passes(pass, settings);
+  if (passes == 1 && progressed) progressed(info.count);  // the second read it did not need
   return out;
 }
 

@@ -3,7 +3,10 @@ or tensors, as fmtcheck.analyze measures arrays (the same Analysis, the same ver
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, List, Optional
+
+import torch
 
 import fmtcheck
 
@@ -34,8 +37,10 @@ def analyze(obj: Any, formats: fmtcheck.Formats = "fp16,bf16,e4m3,e5m2", *, prog
 
     Returns the Analysis of fmtcheck.analyze (``.results``, ``.table()``, ``.verdict()``); the
     other keywords are fmtcheck.analyze's (scale, block, the policy). CPU tensors are read in place;
-    bfloat16 and float8 tensors as their codes. Tensors on another device are copied to the host in
-    batches of at most `max_host_bytes` (one tensor larger than that is a batch of its own).
+    bfloat16 and float8 tensors as their codes. float32 tensors on a GPU are measured there, where
+    fmtcheck was built with CUDA (their results come first); other tensors on another device are
+    copied to the host in batches of at most `max_host_bytes` (one tensor larger than that is a batch
+    of its own).
     ``progress``: a tqdm bar over the tensors (None: when stderr is a terminal). Raises
     fmtcheck.torch.Error for what cannot be read (meta tensors, complex or unknown dtypes).
     """
@@ -43,7 +48,11 @@ def analyze(obj: Any, formats: fmtcheck.Formats = "fp16,bf16,e4m3,e5m2", *, prog
     formats = fmtcheck._format_list(formats)
     parts = []
     shown = bar(len(tensors), "fmtcheck analyze", progress, "tensor")
-    for batch in host_batches(tensors, max_host_bytes):
+    gpu = not fmtcheck._core.gpu_unavailable()
+    on_gpu = {n: t.detach().contiguous() for n, t in tensors.items()
+              if gpu and t.device.type == "cuda" and t.dtype == torch.float32}
+    on_host = {n: t for n, t in tensors.items() if n not in on_gpu}
+    for batch in itertools.chain([on_gpu] if on_gpu else [], host_batches(on_host, max_host_bytes)):
         try:
             parts.append(fmtcheck.analyze(batch, formats, **options))
         except (ValueError, TypeError) as e:  # a bad format or option, in fmtcheck's words

@@ -12,7 +12,9 @@
 #include <span>
 #include <vector>
 
+#include "fmtcheck/core/flags.hpp"
 #include "fmtcheck/core/format.hpp"
+#include "fmtcheck/analysis/value_measures.hpp"  // BlockScaleRule
 #include "fmtcheck/core/policy.hpp"
 
 namespace fmtcheck {
@@ -87,6 +89,9 @@ struct ConversionStats {
   [[nodiscard]] double mean_rel_error() const;
   [[nodiscard]] double rms_rel_error() const;
   ConversionStats& operator+=(const ConversionStats& o);
+  // What a conversion's flag counts and its values' errors add (value_measures.hpp).
+  void add(const FlagCounts& flags);
+  void add(const ValueErrors& errors);
 };
 
 // Converts x * scale to `format` and measures the outcome. float32 input is
@@ -107,6 +112,8 @@ class ScaledConversion {
   void count_flags(std::span<const double> x, std::uint64_t first, ConversionStats& stats) const;
   [[nodiscard]] float scale() const { return scale_; }
   [[nodiscard]] const Format& format() const { return format_; }
+  [[nodiscard]] const Policy& policy() const { return policy_; }
+  [[nodiscard]] std::uint64_t seed() const { return seed_; }
 
  private:
   template <typename T>
@@ -116,13 +123,6 @@ class ScaledConversion {
   float scale_;
   std::uint64_t seed_;
   std::shared_ptr<const std::vector<double>> decoded_;  // code -> value, formats of at most 16 bits
-};
-
-// How an MX block's shared E8M0 scale is chosen from the block's amax.
-enum class BlockScaleRule : std::uint8_t {
-  ocp,   // OCP MX v1.0: 2^(floor(log2 amax) - emax_elem); larger elements are then clamped
-  ceil,  // CUDA / Transformer Engine: smallest 2^k >= amax / max_elem, so nothing overflows
-  rne,   // nearest power of two to amax / max_elem (ties to even)
 };
 
 // The block's scale exponent k (scale = 2^k), chosen by rounding to E8M0
@@ -158,6 +158,9 @@ class BlockScaledConversion {
   void measure(std::span<const float> x, std::uint64_t first, BlockTotals& totals, std::vector<BlockResult>* blocks) const;
   void measure(std::span<const double> x, std::uint64_t first, BlockTotals& totals, std::vector<BlockResult>* blocks) const;
   [[nodiscard]] int block() const { return block_; }
+  [[nodiscard]] const Format& element() const { return element_; }
+  [[nodiscard]] const Policy& policy() const { return policy_; }
+  [[nodiscard]] BlockScaleRule rule() const { return rule_; }
 
  private:
   template <typename T>

@@ -75,6 +75,36 @@ struct TensorAnalysis {
 TensorAnalysis analyze_tensor(const TensorFile& file, std::size_t index, const AnalysisSettings& settings,
                               const std::function<void(std::uint64_t)>& progressed = {});
 
+// One read of a tensor's values that measures what it is asked: the input
+// summary, conversions with their errors, conversions' flags only, MX block
+// conversions (results in the order asked). analyze_tensor reads a
+// TensorFile's chunks on the CPU's threads; cuda/ reads a tensor in GPU
+// memory (emulated_analysis.hpp). analyze_passes decides what each pass
+// asks, so both measure the same things.
+struct TensorPass {
+  struct Request {
+    bool summary = false;
+    std::vector<const ScaledConversion*> measure;      // flags and errors
+    std::vector<const ScaledConversion*> count_flags;  // flags only
+    std::vector<const BlockScaledConversion*> blocks;
+    bool keep_blocks = false;  // fill Result::block_results
+  };
+  struct Result {
+    InputSummary summary;
+    std::vector<ConversionStats> measured, counted;
+    std::vector<BlockTotals> block_totals;
+    std::vector<std::vector<BlockResult>> block_results;  // per BlockScaledConversion, in tensor order
+  };
+  std::function<Result(const Request&)> run;
+  std::uint64_t count = 0;  // values in the tensor
+  bool as_double = false;   // the values are float64 (TensorInfo::as_double)
+};
+
+// The measures of `settings` over one tensor, read by `pass` once, or twice
+// when a scale depends on the tensor's amax (or the underflow at the best
+// power of two needs a conversion).
+TensorAnalysis analyze_passes(const TensorPass& pass, const AnalysisSettings& settings);
+
 // One MX block (the `index`-th, starting at value `start`) as the columns of
 // the CLI's --block-csv after file, tensor, format and scale_rule: block,
 // start, amax, scale_log2, values, exact, inexact, overflow, saturated,
