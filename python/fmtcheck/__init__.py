@@ -568,8 +568,7 @@ def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = No
     ``device="cuda"`` computes host arrays on the GPU. torch or CuPy arrays on a GPU (codes,
     float16, bfloat16, float8, or float32) are computed there with no copy to the host, and D is a
     new float32 array on that GPU. Either way the bits are the CPU's: rows and columns holding a
-    NaN or an infinity, and models that keep every bit (mi100, ideal-fp32, exact), are finished by
-    the CPU."""
+    NaN or an infinity are finished by the CPU."""
     if _on_gpu(a) or _on_gpu(b):
         return _gemm_on_gpu(a, b, c, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k)
     x, input = _codes(a, input, "a")

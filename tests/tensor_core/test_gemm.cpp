@@ -347,3 +347,31 @@ TEST_CASE("the kernel's addition of two values is IEEE's, for fp32 and fp16") {
   CHECK(pairs == (1u << 20) + (1u << 24));
   CHECK(differ == 0);
 }
+
+// Exact alignment (mi100, ideal-fp32, exact) runs in the kernel's 640-bit
+// sum, not the reference: bf16 and tf32 products span 2^-266 .. 2^256.
+TEST_CASE("exact alignment runs in the kernel's wide sum, equal to dot_product_add") {
+  std::mt19937 rng(640);
+  for (const char* name : {"exact", "ideal-fp32", "mi100"}) {
+    for (const char* input : {"fp16", "bf16", "tf32", "e4m3", "binary8p3se", "e2m1"}) {
+      const TensorCoreModel& model = tensor_core_model(name);
+      const Format f = *parse_format(input);
+      const auto dot = model.for_input(f);
+      if (!dot) continue;
+      for (const Format* acc : {&formats::fp32, &formats::fp16}) {
+        if (*acc == formats::fp16 && !dot->writes_fp16) continue;
+        CAPTURE(name);
+        CAPTURE(input);
+        CAPTURE(acc->name);
+        GemmConfig g;
+        g.model = *dot;
+        g.input = f;
+        g.accumulator = *acc;
+        g.promote_every = 32;
+        g.split_k = 2;
+        CHECK(detail::plan_gemm(g, 70).fast);
+        check_gemm(g, 4, 5, 70, false, rng);
+      }
+    }
+  }
+}

@@ -1,12 +1,13 @@
 // gemm() on the CPU: the operands decoded line by line, then gemm_kernel.hpp's
 // kernel (shared with the GPU) for every output on the CPU's threads, with
-// what it does not cover (exact alignment, NaN and infinity, CDNA3 operands
-// of 2^63 or more) handed to dot_product_add; tests/tensor_core/test_gemm.cpp
+// what it does not cover (NaN and infinity, CDNA3 operands of 2^63 or more,
+// sums wider than a WideSum) handed to dot_product_add; tests/tensor_core/test_gemm.cpp
 // checks the whole bit for bit against dot_product_add. A 1024^3 FP8 GEMM
 // takes seconds.
 #include "fmtcheck/tensor_core/gemm.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -80,22 +81,32 @@ GemmSetup plan_gemm(const GemmConfig& config, std::size_t k) {
   const Format& read_a = groups ? formats::fp16 : config.input;
   const Format& read_b = groups ? formats::fp16 : input_b;
   const int g = model.fraction_bits - read_a.mantissa_bits - read_b.mantissa_bits;
-  // The kernel covers fused blocks, FP8 mma.sync and CDNA3; it needs
-  // F >= m_a + m_b (true of every hardware preset) and terms that fit in 64
-  // bits with their carries; the rest goes to the reference.
+  // The kernel covers fused blocks, FP8 mma.sync and CDNA3 with truncation
+  // when F >= m_a + m_b (true of every hardware preset) and its terms fit in
+  // 64 bits with their carries; exact alignment below; the rest goes to the
+  // reference.
   const bool late_c = model.structure == DotStructure::late_c || model.structure == DotStructure::odd_even;
   // CDNA2 (pairwise) sums fp32 values of fp16 or bf16 products, exact in float.
   const bool pairwise = model.structure == DotStructure::pairwise && read_a.precision() + read_b.precision() <= 24 &&
                         model.block_size > 0 && model.block_size <= static_cast<int>(max_pairwise_block) &&
                         (model.block_size & (model.block_size - 1)) == 0;
-  const bool fast = pairwise || ((model.structure == DotStructure::fused || groups || late_c) &&
-                                 model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40);
   const std::size_t block = model.block_size == DotModel::whole_k ? std::max<std::size_t>(k, 1)
                                                                   : static_cast<std::size_t>(model.block_size);
+  // Exact alignment (fused blocks keeping every bit): a WideSum in units of
+  // the lowest bit any term can have, when the block's largest sum fits.
+  const auto lowest_bit = [](const Format& f) { return f.min_exponent() - f.mantissa_bits; };
+  const int exact_base = std::min(lowest_bit(read_a) + lowest_bit(read_b), lowest_bit(config.accumulator));
+  const int top_bit = std::max(read_a.max_exponent() + read_b.max_exponent() + 2, config.accumulator.max_exponent() + 1);
+  const bool exact = model.structure == DotStructure::fused && model.fraction_bits == DotModel::exact_alignment &&
+                     read_a.precision() + read_b.precision() <= 62 &&
+                     top_bit - exact_base + std::bit_width(block + 1) + 1 <= 64 * WideSum::limbs;
+  const bool fast = pairwise || exact ||
+                    ((model.structure == DotStructure::fused || groups || late_c) &&
+                     model.fraction_bits != DotModel::exact_alignment && g >= 0 && model.fraction_bits <= 40);
   const std::size_t slice = (k + config.split_k - 1) / config.split_k;
   const std::size_t chunk = config.promote_every == 0 ? std::max<std::size_t>(slice, 1) : config.promote_every;
   return {GemmKernel{model, config.accumulator, block_rounding(model, config.accumulator), g, block, model.structure,
-                     read_a, read_b},
+                     read_a, read_b, exact_base},
           GemmPlan{k, config.split_k, slice, chunk, config.scale_a * config.scale_b},
           fast,
           read_a,

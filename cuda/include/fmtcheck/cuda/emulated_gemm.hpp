@@ -13,8 +13,9 @@ namespace fmtcheck::cuda {
 
 // What the GPU left to the CPU: outputs whose row of A or column of B holds
 // a NaN or an infinity (or, on CDNA3, a value of 2^63 or more), and every
-// output of a model the kernel does not take (exact alignment: mi100,
-// ideal-fp32, exact), computed by the CPU's gemm() from host copies.
+// output of a configuration the kernel does not take (exact alignment of
+// formats whose sums outgrow its 640-bit integer: none of 32 bits or less),
+// computed by the CPU's gemm() from host copies.
 struct GpuGemmReport {
   std::size_t outputs = 0;       // M x N
   std::size_t cpu_outputs = 0;   // of those, computed on the CPU

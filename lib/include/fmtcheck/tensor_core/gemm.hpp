@@ -29,8 +29,8 @@ struct GemmConfig {
 // D = A·B + C, row-major: A is M×K container bits of config.input, B K×N
 // container bits of config.input_b (or config.input), C and D are M×N
 // float32 (D may not alias A or B). Models of every structure are taken
-// and run a fast kernel, bit for bit dot_product_add's (exact alignment and
-// NaN or infinite operands go to dot_product_add itself). Like the
+// and run a fast kernel (gemm_kernel.hpp), bit for bit dot_product_add's
+// (NaN or infinite operands go to dot_product_add itself). Like the
 // promotion and the epilogue, CDNA2's fp32 sums use float arithmetic and
 // assume the default floating-point environment (nearest even, no FTZ/DAZ).
 //

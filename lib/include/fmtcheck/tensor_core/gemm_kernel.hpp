@@ -1,12 +1,13 @@
 // The GEMM's inner kernel (gemm.hpp), written once for the CPU's gemm() and
 // the GPU's (cuda/src/emulator/gemm.cu): operands decoded to integer
 // significands and alignment exponents, the tensor core's blocks over a
-// chunk of k for every structure but exact alignment, and the library's
-// promotion, split-K and epilogue around them. It is an optimisation of
-// dot_product_add, not a second definition: tests/tensor_core/test_gemm.cpp
-// checks it bit for bit against dot_product_add, and the callers hand what
-// it does not cover (exact alignment, NaN and infinity, CDNA3 operands of
-// 2^63 or more) to dot_product_add.
+// chunk of k for every structure (exact alignment in a wide integer), and
+// the library's promotion, split-K and epilogue around them. It is an
+// optimisation of dot_product_add, not a second definition:
+// tests/tensor_core/test_gemm.cpp checks it bit for bit against
+// dot_product_add, and the callers hand what it does not cover (NaN and
+// infinity, CDNA3 operands of 2^63 or more, sums wider than a WideSum) to
+// dot_product_add.
 #pragma once
 
 #include <cmath>
@@ -116,6 +117,63 @@ FMTCHECK_HD inline std::uint32_t add_two_nearest(std::uint32_t x, std::uint32_t 
   return static_cast<std::uint32_t>(round_to_format(sum, out, {}).bits);
 }
 
+// A block's exact sum when every bit is kept (exact alignment: mi100,
+// ideal-fp32, exact): a two's-complement integer of Limbs 64-bit limbs in
+// units of 2^base, base at or below the lowest bit of any term. 640 bits
+// hold the products of two float32-range values (2^-298 .. 2^256), C and
+// the carries of 2^40 terms.
+struct WideSum {
+  static constexpr int limbs = 10;
+  std::uint64_t limb[limbs] = {};
+
+  // Adds (or subtracts) magnitude * 2^position, magnitude < 2^63.
+  FMTCHECK_HD void add(std::uint64_t magnitude, int position, bool negative) {
+    const int at = position / 64, shift = position % 64;
+    std::uint64_t part[2] = {magnitude << shift, shift == 0 ? 0 : magnitude >> (64 - shift)};
+    std::uint64_t carry = 0;  // the borrow when subtracting
+    for (int i = at; i < limbs; ++i) {
+      const std::uint64_t x = i - at < 2 ? part[i - at] : 0;
+      if (i - at >= 2 && carry == 0) break;
+      const std::uint64_t before = limb[i];
+      if (!negative) {
+        limb[i] = before + x + carry;
+        carry = (limb[i] < before || (carry != 0 && limb[i] == before)) ? 1 : 0;
+      } else {
+        limb[i] = before - x - carry;
+        carry = (before < x || (carry != 0 && before == x)) ? 1 : 0;
+      }
+    }
+  }
+
+  // The sum times 2^base as an unpacked value (sticky below its top 64
+  // bits); a zero when the sum is 0.
+  [[nodiscard]] FMTCHECK_HD Unpacked value(int base) const {
+    std::uint64_t m[limbs];
+    const bool negative = (limb[limbs - 1] >> 63) != 0;
+    std::uint64_t carry = 1;
+    for (int i = 0; i < limbs; ++i) {  // |sum|: two's complement negated where negative
+      m[i] = negative ? ~limb[i] + carry : limb[i];
+      if (negative) carry = (carry != 0 && m[i] == 0) ? 1 : 0;
+    }
+    int top = limbs - 1;
+    while (top >= 0 && m[top] == 0) --top;
+    Unpacked x;
+    if (top < 0) return x;  // zero
+    const int lead = 63 - leading_zeros(m[top]);  // the highest set bit of limb `top`
+    // The 64 bits from the leading one down, and whether any bit below them is set.
+    std::uint64_t significand = m[top] << (63 - lead);
+    if (lead < 63 && top > 0) significand |= m[top - 1] >> (lead + 1);
+    bool sticky = top > 0 && lead < 63 ? (m[top - 1] << (63 - lead)) != 0 : top > 0 && m[top - 1] != 0;
+    for (int i = top - 2; i >= 0 && !sticky; --i) sticky = m[i] != 0;
+    x.kind = Unpacked::Kind::finite;
+    x.sign = negative;
+    x.significand = significand;
+    x.exponent = base + top * 64 + lead;
+    x.sticky = sticky;
+    return x;
+  }
+};
+
 // The tensor core of one GEMM: a model's arithmetic into its accumulator.
 // A Line holds one operand line along k (a row of A, a column of B) and
 // gives sig(k) and align(k) of its k-th element from a chunk's start.
@@ -128,6 +186,7 @@ struct GemmKernel {
   DotStructure structure;
   Encoding input_a;  // the formats the lines were decoded from (CDNA2 flushes their subnormals)
   Encoding input_b;
+  int exact_base = 0;  // exact alignment: the lowest bit any term of a block may have (WideSum's units)
 
   // The tensor core over one chunk of len elements, from a zero
   // accumulator: bits of the accumulator. FP8 mma.sync (fp16_groups) runs
@@ -144,7 +203,10 @@ struct GemmKernel {
         case DotStructure::late_c:
         case DotStructure::odd_even: c_bits = late_c_block(a, b, k0, k1, c_bits); break;
         case DotStructure::pairwise: c_bits = pairwise_block(a, b, k0, k1, c_bits); break;
-        case DotStructure::fused: c_bits = fused_block<4>(a, b, k0, k1, 0, c_bits); break;
+        case DotStructure::fused:
+          c_bits = model.fraction_bits == DotModel::exact_alignment ? exact_block(a, b, k0, k1, c_bits)
+                                                                    : fused_block<4>(a, b, k0, k1, 0, c_bits);
+          break;
         case DotStructure::fp16_groups: {
           const std::uint32_t first = fused_block<2>(a, b, k0, k1, 0, 0);
           const std::uint32_t second = fused_block<2>(a, b, k0, k1, 2, first);
@@ -199,6 +261,28 @@ struct GemmKernel {
     if (sum == 0) return 0;
     return static_cast<std::uint32_t>(
         round_to_format(fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);
+  }
+
+  // One fused block keeping every bit (exact alignment): C and the products
+  // k in [k0, k1) summed exactly, rounded once, as round_block does.
+  template <class Line>
+  [[nodiscard]] FMTCHECK_HD std::uint32_t exact_block(const Line& a, const Line& b, std::size_t k0, std::size_t k1,
+                                                      std::uint32_t c_bits) const {
+    bool special = false;
+    const Operand c = decode_operand(accumulator, c_bits, special);
+    if (special) return c_bits;  // an infinite C (an overflowed fp16 accumulator) decides the block
+    WideSum sum;
+    const auto add = [&](std::int64_t sig, int lsb) {
+      if (sig != 0) sum.add(static_cast<std::uint64_t>(sig < 0 ? -sig : sig), lsb - exact_base, sig < 0);
+    };
+    add(c.sig, c.align - accumulator.mantissa_bits);
+    for (std::size_t k = k0; k < k1; ++k) {
+      add(static_cast<std::int64_t>(a.sig(k)) * b.sig(k),
+          a.align(k) - input_a.mantissa_bits + b.align(k) - input_b.mantissa_bits);
+    }
+    const Unpacked x = sum.value(exact_base);
+    if (x.is_zero()) return 0;
+    return static_cast<std::uint32_t>(round_to_format(x, rounding.target, rounding.policy).bits);
   }
 
   // The products k in [k0, k1) of every `step`-th lane from k0 + first,
