@@ -26,9 +26,9 @@
 
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/cuda/blaslt_gemm.hpp"
-#include "fmtcheck/cuda/device.hpp"
 #include "fmtcheck/cuda/emulated_gemm.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"
+#include "gpu_or_skip.hpp"
 
 using namespace fmtcheck;
 
@@ -79,11 +79,7 @@ T* device_copy(const std::vector<T>& host) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string why;
-  if (!cuda::find_device(&why)) {
-    std::printf("fmtcheck: no GPU found: %s\n", why.c_str());
-    return 77;
-  }
+  exit_unless_a_gpu();
   const std::size_t n = argc > 1 ? std::stoul(argv[1]) : 1024;
   const std::size_t rows = std::max<std::size_t>(n / 8, 1);
   const double products = static_cast<double>(n) * n * n;

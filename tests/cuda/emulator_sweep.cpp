@@ -24,8 +24,8 @@
 
 #include "fmtcheck/batch/convert_batch.hpp"
 #include "fmtcheck/core/policy_text.hpp"
-#include "fmtcheck/cuda/device.hpp"
 #include "fmtcheck/cuda/emulated_convert.hpp"
+#include "gpu_or_skip.hpp"
 
 using namespace fmtcheck;
 
@@ -164,11 +164,7 @@ void speed() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string why;
-  if (!cuda::find_device(&why)) {
-    std::printf("fmtcheck: no GPU found: %s\n", why.c_str());
-    return 77;
-  }
+  exit_unless_a_gpu();
   std::vector<std::string> texts(argv + 1, argv + argc);
   if (texts.empty()) texts.assign(std::begin(kDefaultPairs), std::end(kDefaultPairs));
   int failed = 0;

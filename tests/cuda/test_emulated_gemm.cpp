@@ -8,13 +8,11 @@
 
 #include <bit>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "committed_gemm_cases.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/cuda/blaslt_gemm.hpp"
@@ -23,7 +21,6 @@
 #include "fmtcheck/tensor_core/gemm.hpp"
 
 using namespace fmtcheck;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -158,20 +155,12 @@ TEST_CASE("the GPU's emulated GEMM equals the CPU's for every preset and input t
 
 TEST_CASE("the committed cuBLASLt GEMMs replay on the GPU's emulated GEMM as on the CPU's") {
   std::size_t files = 0;
-  for (const auto& gpu : fs::directory_iterator(FMTCHECK_HARDWARE_DIR)) {
-    const fs::path dir = gpu.path() / "cases" / "gemm";
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      CAPTURE(entry.path().string());
-      std::ifstream in(entry.path());
-      std::stringstream text;
-      text << in.rdbuf();
-      const cuda::GemmCases c = cuda::parse_gemm_cases(text.str());
-      const DotModel model = *find_tensor_core_model(c.model)->for_input(*c.gemm.input);
-      const std::vector<std::uint32_t> d = cuda::emulate_blaslt_gemm(c.gemm, model, c.promote_every, c.x, true);
-      CHECK(d == c.d);  // the hardware's own bits
-      ++files;
-    }
+  for (const auto& [path, c] : committed_gemm_cases(FMTCHECK_HARDWARE_DIR)) {
+    CAPTURE(path.string());
+    const DotModel model = *find_tensor_core_model(c.model)->for_input(*c.gemm.input);
+    const std::vector<std::uint32_t> d = cuda::emulate_blaslt_gemm(c.gemm, model, c.promote_every, c.x, true);
+    CHECK(d == c.d);  // the hardware's own bits
+    ++files;
   }
   CHECK(files >= 8);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "committed_gemm_cases.hpp"
 #include "fmtcheck/cuda/gemm_case_file.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
@@ -17,31 +18,23 @@ namespace fs = std::filesystem;
 
 TEST_CASE("every committed cuBLASLt GEMM replays bit for bit") {
   std::size_t files = 0;
-  for (const auto& gpu : fs::directory_iterator(FMTCHECK_HARDWARE_DIR)) {
-    const fs::path dir = gpu.path() / "cases" / "gemm";
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      CAPTURE(entry.path().string());
-      std::ifstream in(entry.path());
-      std::stringstream text;
-      text << in.rdbuf();
-      const GemmCases c = parse_gemm_cases(text.str());
-      const TensorCoreModel* preset = find_tensor_core_model(c.model);
-      REQUIRE(preset != nullptr);
-      const std::vector<std::uint32_t> emulated =
-          emulate_blaslt_gemm(c.gemm, *preset->for_input(*c.gemm.input), c.promote_every, c.x);
-      std::size_t differ = 0;
-      for (std::size_t i = 0; i < c.d.size(); ++i) differ += emulated[i] != c.d[i];
-      CHECK(differ == 0);
-      CHECK(c.d.size() == 1024);
-      if (c.promote_every != 0) {
-        // The interval is what the data says: half of it does not explain the block.
-        const std::vector<std::uint32_t> half =
-            emulate_blaslt_gemm(c.gemm, *preset->for_input(*c.gemm.input), c.promote_every / 2, c.x);
-        CHECK(half != c.d);
-      }
-      ++files;
+  for (const auto& [path, c] : committed_gemm_cases(FMTCHECK_HARDWARE_DIR)) {
+    CAPTURE(path.string());
+    const TensorCoreModel* preset = find_tensor_core_model(c.model);
+    REQUIRE(preset != nullptr);
+    const std::vector<std::uint32_t> emulated =
+        emulate_blaslt_gemm(c.gemm, *preset->for_input(*c.gemm.input), c.promote_every, c.x);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < c.d.size(); ++i) differ += emulated[i] != c.d[i];
+    CHECK(differ == 0);
+    CHECK(c.d.size() == 1024);
+    if (c.promote_every != 0) {
+      // The interval is what the data says: half of it does not explain the block.
+      const std::vector<std::uint32_t> half =
+          emulate_blaslt_gemm(c.gemm, *preset->for_input(*c.gemm.input), c.promote_every / 2, c.x);
+      CHECK(half != c.d);
     }
+    ++files;
   }
   CHECK(files >= 8);  // the H100 run: fp16, bf16, tf32 and five e4m3 GEMMs
 }

@@ -386,24 +386,16 @@ void ConversionStats::add(const ValueErrors& e) {
 }
 
 ConversionStats& ConversionStats::operator+=(const ConversionStats& o) {
+  // The flag counts, then the errors.
   values += o.values;
-  exact += o.exact;
   inexact += o.inexact;
-  overflow += o.overflow;
   saturated += o.saturated;
   underflow_to_zero += o.underflow_to_zero;
   subnormal += o.subnormal;
   flushed += o.flushed;
-  nan_in += o.nan_in;
-  inf_in += o.inf_in;
   nan_produced += o.nan_produced;
-  nonfinite_out += o.nonfinite_out;
-  error_count += o.error_count;
-  rel_error_count += o.rel_error_count;
-  max_abs_error = std::max(max_abs_error, o.max_abs_error);
-  max_rel_error = std::max(max_rel_error, o.max_rel_error);
-  sum_rel_error += o.sum_rel_error;
-  sum_sq_rel_error += o.sum_sq_rel_error;
+  add(ValueErrors{o.nan_in, o.inf_in, o.nonfinite_out, o.overflow, o.exact, o.error_count, o.rel_error_count,
+                  o.max_abs_error, o.max_rel_error, o.sum_rel_error, o.sum_sq_rel_error});
   return *this;
 }
 
