@@ -41,18 +41,23 @@ const TensorCoreModel& gpu_preset(const std::string& gpu) {
 // amax histories across steps).
 class RecipeCasts {
  public:
-  // device "cuda": the GEMMs run on the GPU (the same bits), the casts on the CPU.
+  // device "cuda": the GEMMs (block-scaled ones too) run on the GPU (the same bits), the casts on the CPU.
   RecipeCasts(const std::string& recipe, const std::string& gpu, const std::string& device)
       : model_(gpu_preset(gpu)), ops_(model_) {
     if (device != "cpu" && device != "cuda") throw std::invalid_argument("device='" + device + "': expected cpu or cuda");
     if (device == "cuda") {
       use_gpu(0);
 #if defined(FMTCHECK_HAS_CUDA)
-      ops_.run_gemms_with([](const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
-                             std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
-                             std::span<const float> c, std::span<float> d) {
-        cuda::gemm_on_gpu(config, m, n, k, a, b, c, d);
-      });
+      ops_.run_gemms_with(
+          [](const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
+             std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) {
+            cuda::gemm_on_gpu(config, m, n, k, a, b, c, d);
+          },
+          [](const BlockScaledGemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+             std::span<const std::uint32_t> a, std::span<const std::uint32_t> b, std::span<const std::uint8_t> sa,
+             std::span<const std::uint8_t> sb, std::span<float> d) {
+            cuda::gemm_block_scaled_on_gpu(config, m, n, k, a, b, sa, sb, d);
+          });
 #endif
     }
     const std::optional<train::Recipe> r = train::find_recipe(recipe);

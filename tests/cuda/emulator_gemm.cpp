@@ -5,10 +5,11 @@
 //
 // For each hardware preset and each input type it takes, an emulated GEMM of
 // SIZE^3 (default 1024) random finite operands runs on the GPU (device
-// buffers, medians of 5 after a warm-up) and on one CPU core (gemm(),
-// threads = 1, on SIZE/8 rows: the same products per output), and the two
-// outputs of those rows must be equal bit for bit. The table gives products
-// per second on each and their ratio (the goal: 100 times one core); then
+// buffers, medians of 5 after a warm-up; the block-scaled MX and NVFP4 rows
+// end to end, their operands copied in) and on one CPU core (threads = 1,
+// on SIZE/8 rows: the same products per output), and the two outputs of
+// those rows must be equal bit for bit. The table gives products per second
+// on each and their ratio (the goal: 100 times one core); then
 // the hardware's own cuBLASLt GEMM of the same fp16, bf16, tf32 and e4m3
 // operands, end to end (operands copied to the device and D back) beside
 // the emulated GEMM's, end to end too. Exit 0 when every output agrees, 1
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fmtcheck/core/decode.hpp"
@@ -123,6 +125,38 @@ int main(int argc, char** argv) {
       cudaFree(dc);
       cudaFree(dd);
     }
+  }
+
+  // The block-scaled instructions (MX, NVFP4) on e4m3 and e2m1 elements.
+  for (const auto& [model, element, scale, block, kk] :
+       {std::tuple{blackwell_mxf8f6f4, "e4m3", formats::e8m0, 32, 32}, std::tuple{blackwell_mxf4, "e2m1", formats::e4m3, 16, 64}}) {
+    BlockScaledGemmConfig config;
+    config.model = model;
+    config.input = *parse_format(element);
+    config.scale_format = scale;
+    config.scale_block = static_cast<std::size_t>(block);
+    config.instruction_k = static_cast<std::size_t>(kk);
+    const std::size_t scales = n / config.scale_block;
+    const std::vector<std::uint32_t> a = operands(config.input, n * n, rng), b = operands(config.input, n * n, rng);
+    std::vector<std::uint8_t> sa(n * scales), sb(n * scales);
+    for (auto* s : {&sa, &sb}) {
+      for (auto& x : *s) x = static_cast<std::uint8_t>(scale == formats::e8m0 ? 117 + rng() % 21 : 0x30 + rng() % 16);
+    }
+    std::vector<float> gpu(n * n), cpu(rows * n);
+    const double gpu_s = median_s([&] { (void)cuda::gemm_block_scaled_on_gpu(config, n, n, n, a, b, sa, sb, gpu); });
+    BlockScaledGemmConfig one = config;
+    one.threads = 1;
+    const auto start = std::chrono::steady_clock::now();
+    gemm_block_scaled(one, rows, n, n, std::span(a).first(rows * n), b, std::span(sa).first(rows * scales), sb, cpu);
+    const double cpu_s = seconds_since(start);
+    const bool equal = std::equal(cpu.begin(), cpu.end(), gpu.begin(), [](float x, float y) {
+      return std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y);
+    });
+    differ += equal ? 0 : 1;
+    const double gpu_rate = products / gpu_s / 1e9, cpu_rate = products * rows / n / cpu_s / 1e9;
+    std::printf("%-20s %-9s %10.2f %10.1f %10.3f %8.0f  %s\n", element == std::string("e4m3") ? "blackwell mxf8f6f4"
+                                                                                           : "blackwell mxf4",
+                element, gpu_s * 1e3, gpu_rate, cpu_rate, gpu_rate / cpu_rate, equal ? "yes" : "NO");
   }
 
   // The hardware's own GEMM of the same shape, end to end, beside the

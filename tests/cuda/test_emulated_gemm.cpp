@@ -2,12 +2,14 @@
 // equals the CPU's gemm() bit for bit, for every tensor-core preset and every
 // input type it takes, on random finite codes, powers of two across each
 // format's range, and operands with NaN and infinity; with fp16 accumulators,
-// promotion, split-K, scales and mixed E4M3 x E5M2 operands; and the committed
-// cuBLASLt GEMMs of docs/hardware replay on the GPU as on the CPU.
+// promotion, split-K, scales and mixed E4M3 x E5M2 operands; the block-scaled
+// (MX, NVFP4) GEMM for every kind; and the committed cuBLASLt GEMMs of
+// docs/hardware replay on the GPU as on the CPU.
 #include <doctest/doctest.h>
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -151,6 +153,49 @@ TEST_CASE("the GPU's emulated GEMM equals the CPU's for every preset and input t
   MESSAGE(gemms << " GEMMs of " << M << "x" << N << "x" << K << " compared; " << gpu_outputs
                 << " outputs computed by the GPU's kernel");
   CHECK(gemms > 100);
+}
+
+TEST_CASE("the GPU's block-scaled GEMM equals the CPU's for every kind, element and scale format") {
+  struct Kind {
+    BlockScaledModel model;
+    const char* element;
+    Format scale;
+    std::size_t scale_block, instruction_k;
+  };
+  const Kind kinds[] = {{blackwell_mxf8f6f4, "e4m3", formats::e8m0, 32, 32}, {blackwell_mxf8f6f4, "e5m2", formats::e8m0, 32, 32},
+                        {blackwell_mxf8f6f4, "e2m3", formats::e8m0, 32, 32}, {blackwell_mxf8f6f4, "e3m2", formats::e8m0, 32, 32},
+                        {blackwell_mxf8f6f4, "e2m1", formats::e8m0, 32, 32}, {blackwell_mxf4, "e2m1", formats::e8m0, 32, 64},
+                        {blackwell_mxf4, "e2m1", formats::e4m3, 16, 64}};
+  std::mt19937 rng(99);
+  for (const Kind& kind : kinds) {
+    BlockScaledGemmConfig g;
+    g.model = kind.model;
+    g.input = *parse_format(kind.element);
+    g.scale_format = kind.scale;
+    g.scale_block = kind.scale_block;
+    g.instruction_k = kind.instruction_k;
+    CAPTURE(kind.element);
+    CAPTURE(kind.scale.name);
+    const std::size_t m = 20, n = 36, k = 128, scales = k / g.scale_block;
+    const std::vector<std::uint32_t> a = matrix(g.input, m * k, Operands::random, rng),
+                                     b = matrix(g.input, n * k, Operands::random, rng);
+    std::vector<std::uint8_t> sa(m * scales), sb(n * scales);
+    for (auto* s : {&sa, &sb}) {  // scales near 2^0 (E8M0) or any finite UE4M3 code, zero and negative included
+      for (auto& x : *s) {
+        x = static_cast<std::uint8_t>(kind.scale == formats::e8m0 ? 117 + rng() % 21 : rng() % 256);
+        if (kind.scale == formats::e4m3 && (x & 0x7F) == 0x7F) x = 0x7E;  // not the NaN
+      }
+    }
+    std::vector<float> cpu(m * n), gpu(m * n);
+    gemm_block_scaled(g, m, n, k, a, b, sa, sb, cpu);
+    CHECK(cuda::gemm_block_scaled_on_gpu(g, m, n, k, a, b, sa, sb, gpu).cpu_outputs == 0);
+    CHECK(std::memcmp(cpu.data(), gpu.data(), cpu.size() * sizeof(float)) == 0);
+    // A NaN scale: the CPU computes all of it, with the same bits.
+    sa[0] = kind.scale == formats::e8m0 ? 0xFF : 0x7F;
+    gemm_block_scaled(g, m, n, k, a, b, sa, sb, cpu);
+    CHECK(cuda::gemm_block_scaled_on_gpu(g, m, n, k, a, b, sa, sb, gpu).cpu_outputs == m * n);
+    CHECK(std::memcmp(cpu.data(), gpu.data(), cpu.size() * sizeof(float)) == 0);
+  }
 }
 
 TEST_CASE("the committed cuBLASLt GEMMs replay on the GPU's emulated GEMM as on the CPU's") {

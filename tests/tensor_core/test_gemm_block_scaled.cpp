@@ -1,13 +1,15 @@
-// The block-scaled GEMM is an optimisation of block_scaled_dot_product_add:
-// bit for bit its chain along k, element by element, on random codes (NaN
-// and infinities included), random scales with the extremes of E8M0, and
-// every kind's element and scale formats.
+// The block-scaled GEMM (its kernel, block_scaled_kernel.hpp, shared with
+// the GPU) is an optimisation of block_scaled_dot_product_add: bit for bit
+// its chain along k, element by element, on random codes (NaN and
+// infinities included), random scales with the extremes of E8M0 (UE4M3:
+// zero, negative and NaN too), and every kind's element and scale formats.
 #include <bit>
 #include <doctest/doctest.h>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include "fmtcheck/tensor_core/block_scaled_kernel.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
 
@@ -68,6 +70,7 @@ std::uint32_t reference_element(const BlockScaledGemmConfig& g, std::size_t k, c
 // row of A with a NaN first scale whatever the draw.
 void check_against_reference(const BlockScaledGemmConfig& g, std::size_t m, std::size_t n, std::size_t k,
                                     unsigned seed) {
+  CHECK(detail::kernel_takes(g));  // the shared kernel (block_scaled_kernel.hpp) computes the clean rows
   std::mt19937 rng(seed);
   const auto a = random_codes(g.input, m * k, rng), b = random_codes(g.input, n * k, rng);
   auto sa = random_scales(g.scale_format, m * k / g.scale_block, rng);

@@ -16,6 +16,7 @@
 #include "../device_buffer.hpp"
 #include "fmtcheck/core/round_to_format.hpp"
 #include "fmtcheck/cuda/emulated_gemm.hpp"
+#include "fmtcheck/tensor_core/block_scaled_kernel.hpp"
 #include "fmtcheck/tensor_core/gemm_kernel.hpp"
 
 namespace fmtcheck::cuda {
@@ -182,7 +183,130 @@ std::size_t finish_on_cpu(const GemmConfig& config, std::size_t m, std::size_t n
   return outputs;
 }
 
+// A decoded block-scaled line from an instruction's start, contiguous along k.
+struct ScaledLine {
+  const fmtcheck::detail::ScaledOperand* p;
+  __device__ std::int32_t sig(std::size_t k) const { return p[k].sig; }
+  __device__ std::int32_t lsb(std::size_t k) const { return p[k].lsb; }
+  __device__ std::int32_t align(std::size_t k) const { return p[k].align; }
+};
+
+// Decodes `count` codes (elements, or scales when is_scale) of f; sets *special
+// when one is a NaN or an infinity.
+template <class Code>
+__global__ void decode_scaled_kernel(Encoding f, bool is_scale, const Code* bits, std::size_t count,
+                                     fmtcheck::detail::ScaledOperand* out, unsigned char* special) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t e = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; e < count; e += stride) {
+    bool s = false;
+    out[e] = fmtcheck::detail::decode_scaled_operand(f, bits[e], is_scale, s);
+    if (s) *special = 1;
+  }
+}
+
+void decode_scaled(const Encoding& f, bool is_scale, DeviceCodes x, std::size_t count,
+                   fmtcheck::detail::ScaledOperand* out, unsigned char* special) {
+  const int grid = decode_grid(count);
+  switch (x.bytes) {
+    case 1:
+      decode_scaled_kernel<<<grid, 256>>>(f, is_scale, static_cast<const std::uint8_t*>(x.data), count, out, special);
+      break;
+    case 2:
+      decode_scaled_kernel<<<grid, 256>>>(f, is_scale, static_cast<const std::uint16_t*>(x.data), count, out, special);
+      break;
+    default:
+      decode_scaled_kernel<<<grid, 256>>>(f, is_scale, static_cast<const std::uint32_t*>(x.data), count, out, special);
+  }
+  check(cudaGetLastError(), "decode_scaled_kernel launch");
+}
+
+// One output per thread: its chain of instructions along k.
+__global__ void block_scaled_kernel(fmtcheck::detail::BlockScaledKernel kern, std::size_t m, std::size_t n,
+                                    std::size_t k, std::size_t kk, const fmtcheck::detail::ScaledOperand* a,
+                                    const fmtcheck::detail::ScaledOperand* b,
+                                    const fmtcheck::detail::ScaledOperand* sa,
+                                    const fmtcheck::detail::ScaledOperand* sb, float* d) {
+  const std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  const std::size_t scales = k / kern.scale_block, per = kk / kern.scale_block;
+  for (std::size_t i = std::size_t{blockIdx.y} * blockDim.y + threadIdx.y; i < m;
+       i += std::size_t{gridDim.y} * blockDim.y) {
+    std::uint32_t c = 0;
+    for (std::size_t q = 0; q < k / kk; ++q) {
+      c = kern.instruction(ScaledLine{a + i * k + q * kk}, ScaledLine{b + j * k + q * kk},
+                           ScaledLine{sa + i * scales + q * per}, ScaledLine{sb + j * scales + q * per}, kk, c);
+    }
+    d[i * n + j] = __uint_as_float(c);
+  }
+}
+
+// All of a block-scaled GEMM by the CPU's gemm_block_scaled, from host copies.
+std::size_t block_scaled_on_cpu(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                                DeviceCodes a, DeviceCodes b, const std::uint8_t* scale_a,
+                                const std::uint8_t* scale_b, float* d) {
+  const std::size_t scales = k / config.scale_block;
+  const std::vector<std::uint32_t> ha = to_host(a, m * k), hb = to_host(b, n * k);
+  const std::vector<std::uint8_t> hsa = to_host(scale_a, m * scales), hsb = to_host(scale_b, n * scales);
+  std::vector<float> hd(m * n);
+  gemm_block_scaled(config, m, n, k, ha, hb, hsa, hsb, hd);
+  check(cudaMemcpy(d, hd.data(), m * n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  return m * n;
+}
+
 }  // namespace
+
+GpuGemmReport gemm_block_scaled_device_buffers(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n,
+                                               std::size_t k, DeviceCodes a, DeviceCodes b,
+                                               const std::uint8_t* scale_a, const std::uint8_t* scale_b, float* d) {
+  fmtcheck::detail::check_block_scaled_gemm(config, k);
+  check_width(a, "A");
+  check_width(b, "B");
+  GpuGemmReport report{m * n, 0};
+  if (m * n == 0) return report;
+  if (!fmtcheck::detail::kernel_takes(config) || k == 0) {
+    report.cpu_outputs = block_scaled_on_cpu(config, m, n, k, a, b, scale_a, scale_b, d);
+    return report;
+  }
+  const std::size_t scales = k / config.scale_block;
+  const DeviceBuffer<fmtcheck::detail::ScaledOperand> da(m * k), db(n * k), dsa(m * scales), dsb(n * scales);
+  const DeviceBuffer<unsigned char> special(1);
+  check(cudaMemset(special.get(), 0, 1), "cudaMemset");
+  decode_scaled(config.input, false, a, m * k, da.get(), special.get());
+  decode_scaled(config.input, false, b, n * k, db.get(), special.get());
+  decode_scaled(config.scale_format, true, {scale_a, 1}, m * scales, dsa.get(), special.get());
+  decode_scaled(config.scale_format, true, {scale_b, 1}, n * scales, dsb.get(), special.get());
+  if (special.to_host()[0] != 0) {  // a NaN or an infinity somewhere: rare; the CPU does it all
+    report.cpu_outputs = block_scaled_on_cpu(config, m, n, k, a, b, scale_a, scale_b, d);
+    return report;
+  }
+  const dim3 threads(32, 8);
+  const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(std::min<std::size_t>((m + 7) / 8, 65535)));
+  block_scaled_kernel<<<grid, threads>>>(fmtcheck::detail::plan_block_scaled(config), m, n, k, config.instruction_k,
+                                         da.get(), db.get(), dsa.get(), dsb.get(), d);
+  check(cudaGetLastError(), "block_scaled_kernel launch");
+  check(cudaDeviceSynchronize(), "block_scaled_kernel");
+  return report;
+}
+
+GpuGemmReport gemm_block_scaled_on_gpu(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n,
+                                       std::size_t k, std::span<const std::uint32_t> a,
+                                       std::span<const std::uint32_t> b, std::span<const std::uint8_t> scale_a,
+                                       std::span<const std::uint8_t> scale_b, std::span<float> d) {
+  fmtcheck::detail::check_block_scaled_gemm(config, k);
+  const std::size_t scales = k / config.scale_block;
+  if (a.size() != m * k || b.size() != n * k || scale_a.size() != m * scales || scale_b.size() != n * scales ||
+      d.size() != m * n) {
+    throw std::invalid_argument("gemm_block_scaled: matrix or scale sizes do not match M, N, K");
+  }
+  const DeviceBuffer<std::uint32_t> da(a), db(b);
+  const DeviceBuffer<std::uint8_t> dsa(scale_a), dsb(scale_b);
+  const DeviceBuffer<float> dd(m * n);
+  const GpuGemmReport report = gemm_block_scaled_device_buffers(config, m, n, k, {da.get(), 4}, {db.get(), 4},
+                                                                dsa.get(), dsb.get(), dd.get());
+  const std::vector<float> host = dd.to_host();
+  std::copy(host.begin(), host.end(), d.begin());
+  return report;
+}
 
 GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
                                   DeviceCodes a, DeviceCodes b, const float* c, float* d) {

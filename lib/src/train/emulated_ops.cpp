@@ -77,7 +77,11 @@ std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operan
   config.scale_format = formats::e8m0;
   config.scale_block = config.instruction_k = mx_block;  // kind::mxf8f6f4: one scale pair per instruction
   config.threads = 1;  // small matrices: threads cost more than they save
-  fmtcheck::gemm_block_scaled(config, m, n, k, a.bits, b.bits, a.block_scales, b.block_scales, d);
+  if (block_scaled_runner_) {
+    block_scaled_runner_(config, m, n, k, a.bits, b.bits, a.block_scales, b.block_scales, d);
+  } else {
+    fmtcheck::gemm_block_scaled(config, m, n, k, a.bits, b.bits, a.block_scales, b.block_scales, d);
+  }
   return d;
 }
 

@@ -43,4 +43,21 @@ GpuGemmReport gemm_on_gpu(const GemmConfig& config, std::size_t m, std::size_t n
                           std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                           std::span<const float> c, std::span<float> d);
 
+// gemm_block_scaled (gemm.hpp) on the GPU, with the CPU's kernel
+// (block_scaled_kernel.hpp): a and b (M x K, N x K, k-contiguous) device
+// codes of config.input, scale_a and scale_b (M x K/S, N x K/S) device
+// scale codes, d (M x N) device float32. Where some element or scale is a
+// NaN or an infinity, or the kernel does not take the configuration, the
+// CPU's gemm_block_scaled computes all of D from host copies. Throws as
+// gemm_block_scaled does.
+GpuGemmReport gemm_block_scaled_device_buffers(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n,
+                                               std::size_t k, DeviceCodes a, DeviceCodes b,
+                                               const std::uint8_t* scale_a, const std::uint8_t* scale_b, float* d);
+
+// The same for host matrices, through device buffers.
+GpuGemmReport gemm_block_scaled_on_gpu(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n,
+                                       std::size_t k, std::span<const std::uint32_t> a,
+                                       std::span<const std::uint32_t> b, std::span<const std::uint8_t> scale_a,
+                                       std::span<const std::uint8_t> scale_b, std::span<float> d);
+
 }  // namespace fmtcheck::cuda

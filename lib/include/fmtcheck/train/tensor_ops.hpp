@@ -56,25 +56,34 @@ class TensorOps {
 // their alignment depend on the values, not on their encoding.
 class EmulatedOps final : public TensorOps {
  public:
-  // Runs one gemm() (gemm.hpp's signature): the CPU's on one thread unless
-  // told otherwise. The Python package passes the GPU's (cuda/, the same
-  // bits) for fmtcheck.torch.emulate(device="cuda").
+  // Run one gemm() and one gemm_block_scaled() (gemm.hpp's signatures): the
+  // CPU's on one thread unless told otherwise. The Python package passes the
+  // GPU's (cuda/, the same bits) for fmtcheck.torch.emulate(device="cuda").
   using GemmRunner = std::function<void(const GemmConfig&, std::size_t m, std::size_t n, std::size_t k,
                                         std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                                         std::span<const float> c, std::span<float> d)>;
+  using BlockScaledRunner =
+      std::function<void(const BlockScaledGemmConfig&, std::size_t m, std::size_t n, std::size_t k,
+                         std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                         std::span<const std::uint8_t> scale_a, std::span<const std::uint8_t> scale_b,
+                         std::span<float> d)>;
 
   explicit EmulatedOps(const TensorCoreModel& model) : model_(model) {}
   std::vector<std::uint32_t> cast(const Format& to, const Policy& policy, std::span<const float> x,
                                   FlagCounts& counts) override;
   std::vector<float> gemm(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k) override;
-  void run_gemms_with(GemmRunner runner) { runner_ = std::move(runner); }
+  void run_gemms_with(GemmRunner gemm, BlockScaledRunner block_scaled) {
+    runner_ = std::move(gemm);
+    block_scaled_runner_ = std::move(block_scaled);
+  }
 
  private:
   std::vector<float> gemm_block_scaled(const Operand& a, const Operand& b, std::size_t m, std::size_t n, std::size_t k);
   void run_gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
                 std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) const;
   const TensorCoreModel& model_;
-  GemmRunner runner_;  // empty: fmtcheck::gemm
+  GemmRunner runner_;                        // empty: fmtcheck::gemm
+  BlockScaledRunner block_scaled_runner_;  // empty: fmtcheck::gemm_block_scaled
 };
 
 }  // namespace fmtcheck::train
