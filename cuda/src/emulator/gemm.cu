@@ -66,7 +66,8 @@ __global__ void decode_kernel(Decode d, const Code* bits, std::size_t count, std
 
 // One output per thread (a warp: 32 neighbouring columns of one row), those
 // of marked lines left to the CPU.
-__global__ void gemm_kernel(fmtcheck::detail::GemmKernel kern, fmtcheck::detail::GemmPlan plan, std::size_t m, std::size_t n, const std::int32_t* a_sig, const std::int32_t* a_align,
+__global__ void gemm_kernel(fmtcheck::detail::GemmKernel kern, fmtcheck::detail::GemmPlan plan, std::size_t m,
+                            std::size_t n, const std::int32_t* a_sig, const std::int32_t* a_align,
                             const std::int32_t* b_sig, const std::int32_t* b_align, const unsigned char* a_special,
                             const unsigned char* b_special, const float* c, float* d) {
   const std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -85,6 +86,13 @@ __global__ void gemm_kernel(fmtcheck::detail::GemmKernel kern, fmtcheck::detail:
   }
 }
 
+// The output kernels' geometry: a warp per 32 neighbouring columns of a row,
+// 8 rows per block; rows beyond the grid's 65535 blocks loop.
+const dim3 kOutputThreads(32, 8);
+dim3 output_grid(std::size_t m, std::size_t n) {
+  return {static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(std::min<std::size_t>((m + 7) / 8, 65535))};
+}
+
 int decode_grid(std::size_t count) {
   return static_cast<int>(std::clamp<std::size_t>((count + 255) / 256, 1, 65535));
 }
@@ -98,9 +106,10 @@ std::vector<T> to_host(const T* device, std::size_t count) {
 
 // An operand's codes on the host, widened to 32 bits (what gemm() takes).
 std::vector<std::uint32_t> to_host(DeviceCodes x, std::size_t count) {
+  const auto widened = [](const auto& v) { return std::vector<std::uint32_t>(v.begin(), v.end()); };
   switch (x.bytes) {
-    case 1: { const auto v = to_host(static_cast<const std::uint8_t*>(x.data), count); return {v.begin(), v.end()}; }
-    case 2: { const auto v = to_host(static_cast<const std::uint16_t*>(x.data), count); return {v.begin(), v.end()}; }
+    case 1: return widened(to_host(static_cast<const std::uint8_t*>(x.data), count));
+    case 2: return widened(to_host(static_cast<const std::uint16_t*>(x.data), count));
     default: return to_host(static_cast<const std::uint32_t*>(x.data), count);
   }
 }
@@ -279,10 +288,9 @@ GpuGemmReport gemm_block_scaled_device_buffers(const BlockScaledGemmConfig& conf
     report.cpu_outputs = block_scaled_on_cpu(config, m, n, k, a, b, scale_a, scale_b, d);
     return report;
   }
-  const dim3 threads(32, 8);
-  const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(std::min<std::size_t>((m + 7) / 8, 65535)));
-  block_scaled_kernel<<<grid, threads>>>(fmtcheck::detail::plan_block_scaled(config), m, n, k, config.instruction_k,
-                                         da.get(), db.get(), dsa.get(), dsb.get(), d);
+  block_scaled_kernel<<<output_grid(m, n), kOutputThreads>>>(fmtcheck::detail::plan_block_scaled(config), m, n, k,
+                                                              config.instruction_k, da.get(), db.get(), dsa.get(),
+                                                              dsb.get(), d);
   check(cudaGetLastError(), "block_scaled_kernel launch");
   check(cudaDeviceSynchronize(), "block_scaled_kernel");
   return report;
@@ -330,10 +338,9 @@ GpuGemmReport gemm_device_buffers(const GemmConfig& config, std::size_t m, std::
          a_special.get());
   decode(Decode{input_b, setup.read_b, setup.max_align}, b, k * n, k, false, n, b_sig.get(), b_align.get(),
          b_special.get());
-  const dim3 threads(32, 8);
-  const dim3 grid(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>(std::min<std::size_t>((m + 7) / 8, 65535)));
-  gemm_kernel<<<grid, threads>>>(setup.kernel, setup.plan, m, n, a_sig.get(),
-                                 a_align.get(), b_sig.get(), b_align.get(), a_special.get(), b_special.get(), c, d);
+  gemm_kernel<<<output_grid(m, n), kOutputThreads>>>(setup.kernel, setup.plan, m, n, a_sig.get(), a_align.get(),
+                                                      b_sig.get(), b_align.get(), a_special.get(), b_special.get(),
+                                                      c, d);
   check(cudaGetLastError(), "gemm_kernel launch");
   check(cudaDeviceSynchronize(), "gemm_kernel");
   report.cpu_outputs = finish_on_cpu(config, m, n, k, a, b, c, d, a_special.to_host(), b_special.to_host(), false);

@@ -64,7 +64,8 @@ FMTCHECK_HD inline std::uint32_t bits_of_float(float x) {
 // An accumulator's bits (fp32, or fp16 widened exactly) as a float.
 FMTCHECK_HD inline float accumulator_value(const Encoding& accumulator, std::uint32_t bits) {
   if (accumulator == encodings::fp32()) return float_of_bits(bits);
-  return float_of_bits(static_cast<std::uint32_t>(round_to_format(unpack(accumulator, bits), encodings::fp32(), {}).bits));
+  const Conversion widened = round_to_format(unpack(accumulator, bits), encodings::fp32(), {});  // exact
+  return float_of_bits(static_cast<std::uint32_t>(widened.bits));
 }
 
 // x + y for finite or special bits of `out` (at most 24 bits of precision:
