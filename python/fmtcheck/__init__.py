@@ -530,6 +530,9 @@ def _gpu_codes(x: Any, fmt: Optional[str], what: str) -> tuple[Any, str]:
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
             raise TypeError(f"{what} holds {own} values, not {_core.canonical_name(fmt)}")
+        if type(x).__module__.split(".")[0] == "torch":  # as integers: DLPack need not know float8
+            import torch
+            x = x.view({1: torch.uint8, 2: torch.int16}[x.element_size()])
         return x, own
     if fmt is None:
         raise TypeError(f"{what} holds no format of its own: say which with the format argument")
