@@ -2,11 +2,13 @@
 
     PYTHONPATH=.hwcarry/python python3 cuda/torch/emulator_from_python.py OUTDIR
 
-1. fmtcheck.convert of float32 torch (and CuPy, where installed) arrays on the GPU, into 7 formats
-   under 6 policies (stochastic rounding with a seed among them): codes and flag counts equal to
-   the CPU's conversion of the same values.
-2. fmtcheck.gemm of GPU arrays (float8, bfloat16, float16, float32 as tf32), on 8 presets: D equal
-   to the CPU's gemm of the same operands, bit for bit; and device="cuda" for host arrays.
+1. fmtcheck.convert of float32 torch (and CuPy, where installed) arrays on the GPU, and of a
+   DLPack producer of no known framework (as a JAX array reaches fmtcheck), into 7 formats under
+   6 policies (stochastic rounding with a seed among them): codes and flag counts equal to the
+   CPU's conversion of the same values, in the input's framework.
+2. fmtcheck.gemm of GPU arrays (float8, bfloat16, float16, float32 as tf32; torch and the
+   framework-less producer), on 8 presets: D equal to the CPU's gemm of the same operands, bit for
+   bit; and device="cuda" for host arrays.
 3. fmtcheck.analyze of a float32 tensor on the GPU under 4 settings: every measure equal to the
    CPU's (the mean and RMS relative errors, sums in another order, to 1e-10).
 4. fmtcheck.torch.emulate(device="cuda") against emulate on the CPU: one training step of the
@@ -42,6 +44,29 @@ def say(text=""):
     lines.append(text)
 
 
+class Foreign:
+    """A torch CUDA tensor seen only through DLPack, shape and dtype: an array of a framework
+    fmtcheck knows nothing of, as a JAX array is. Results come back as fmtcheck's own DLPack arrays."""
+
+    def __init__(self, t):
+        self.t, self.shape, self.dtype = t, tuple(t.shape), str(t.dtype)
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def host(array):
+    """A GPU result (torch, CuPy or fmtcheck's own DLPack array) as a numpy array."""
+    if isinstance(array, torch.Tensor):
+        return array.cpu().numpy()
+    if type(array).__module__.startswith("cupy"):
+        return array.get()
+    return torch.from_dlpack(array).cpu().numpy()
+
+
 def values(n, seed):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, generator=g) * torch.exp2(torch.randint(-30, 30, (n,), generator=g).float())
@@ -52,19 +77,19 @@ def values(n, seed):
 def check_convert():
     bad = 0
     x = values(1 << 20, 1)
-    arrays = [("torch", x.cuda())]
+    arrays = [("torch", x.cuda()), ("DLPack", Foreign(x.cuda()))]
     try:
         import cupy
         arrays.append(("cupy", cupy.asarray(x.numpy())))
     except ImportError:
-        say("convert: CuPy is not installed here; torch arrays only")
+        say("convert: CuPy is not installed here; torch and framework-less DLPack arrays only")
     for fmt in FORMATS:
         for policy in POLICIES:
             cpu = fmtcheck.convert(x.numpy(), fmt, seed=3, **policy)
             want = np.asarray(cpu.codes).view(np.dtype(f"uint{_core.storage_bits(fmt)}"))
             for name, array in arrays:
                 gpu = fmtcheck.convert(array, fmt, seed=3, **policy)
-                got = gpu.codes.cpu().numpy() if name == "torch" else gpu.codes.get()
+                got = host(gpu.codes)
                 same = np.array_equal(got.view(want.dtype), want) and gpu.flags == cpu.flags
                 bad += not same
                 if not same:
@@ -95,9 +120,16 @@ def check_gemm():
         want = fmtcheck.gemm(host_a, host_b, model=model, input=fmt, promote_every=128)
         got = fmtcheck.gemm(a.cuda(), b.cuda(), model=model, input=None if fmt in TORCH_DTYPES else fmt,
                             promote_every=128).cpu().numpy()
+        foreign = host(fmtcheck.gemm(Foreign(a32.cuda()), Foreign(b32.cuda()), model=model, input=fmt,
+                                     promote_every=128))
+        def rounded(t):  # Foreign's float32 values as the GPU reads them: converted, or tf32's containers
+            return codes(t) if fmt == "tf32" else fmtcheck.convert(t.numpy(), fmt).codes
+
+        want32 = fmtcheck.gemm(rounded(a32), rounded(b32), model=model, input=fmt, promote_every=128)
         on_gpu = fmtcheck.gemm(host_a, host_b, model=model, input=fmt, promote_every=128, device="cuda")
         same = np.array_equal(got.view(np.uint32), want.view(np.uint32)) and \
-            np.array_equal(on_gpu.view(np.uint32), want.view(np.uint32))
+            np.array_equal(on_gpu.view(np.uint32), want.view(np.uint32)) and \
+            np.array_equal(foreign.view(np.uint32), want32.view(np.uint32))
         bad += not same
         say(f"gemm {model:<13} {fmt:<5} {m}x{n}x{k}: {'equal' if same else 'DIFFERENT'}")
     return bad

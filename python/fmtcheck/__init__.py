@@ -12,9 +12,10 @@ torch, canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
 Arrays are read in place: numpy arrays of float32, float64, float16 or any
 ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or
 JAX tensor, bfloat16 and the FP8 types included), without importing its
-framework. convert and gemm also take torch and CuPy arrays on a GPU and
-compute there (``device="cuda"`` sends host arrays to the GPU), with the
-CPU's bits. Large results lie in memory kept for the next result of their
+framework. convert, gemm and analyze also take arrays on a GPU (torch,
+CuPy, JAX: any DLPack producer) and compute there, results in the input's
+framework (``device="cuda"`` sends host arrays to the GPU), with the CPU's
+bits. Large results lie in memory kept for the next result of their
 size (docs/python.md, "Arrays out"). The work runs without the GIL, on every
 core (``threads=`` says how many). Bad input raises ValueError or TypeError
 in the words of the ``fmtcheck`` command line.
@@ -23,6 +24,8 @@ in the words of the ``fmtcheck`` command line.
 from __future__ import annotations
 
 from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
+
+import sys
 
 import numpy as np
 
@@ -149,7 +152,7 @@ class Converted(NamedTuple):
     flags: dict
 
 
-# The GPU: arrays in CUDA memory (torch, CuPy) go to the emulator compiled for the GPU
+# The GPU: arrays in CUDA memory (any DLPack producer) go to the emulator compiled for the GPU
 # (cuda/src/emulator/), where the extension was built with CUDA; the same bits as the CPU's.
 _DLPACK_CUDA = 2  # DLPack's kDLCUDA
 # Formats of a GPU array's own dtype, by the dtype's name (torch's float8 names are ml_dtypes').
@@ -168,19 +171,21 @@ def _on_gpu(array: Any) -> bool:
     return True
 
 
-def _gpu_new(like: Any, shape: tuple, dtype: str, zeros: bool = False) -> Any:
-    """A new array on `like`'s GPU, made by `like`'s framework (torch or CuPy): dtype "float32" or
-    "uintN"."""
-    framework = type(like).__module__.split(".")[0]
-    if framework == "torch":
-        import torch
-        make = torch.zeros if zeros else torch.empty
-        return make(shape, dtype=getattr(torch, dtype), device=like.device)
-    if framework == "cupy":
-        import cupy
-        with cupy.cuda.Device(like.device.id):
-            return (cupy.zeros if zeros else cupy.empty)(shape, dtype=np.dtype(dtype))
-    raise TypeError(f"fmtcheck takes GPU arrays of torch and CuPy, not {type(like).__module__}.{type(like).__name__}")
+def _gpu_zeros(like: Any, shape: tuple, dtype: str) -> Any:
+    """A zeroed array (dtype "float32" or "uintN") on `like`'s GPU, in memory fmtcheck allocates:
+    what the GPU functions write into before _handed_over gives it to `like`'s framework."""
+    return _core.gpu_zeros(list(shape), dtype, like.__dlpack_device__()[1])
+
+
+def _handed_over(like: Any, result: Any) -> Any:
+    """`result` (an array of _gpu_zeros) as an array of `like`'s framework, sharing its memory: the
+    from_dlpack of `like`'s array-API namespace (JAX) or of its module (torch, CuPy). For an array
+    of a framework with neither, fmtcheck's own array: a DLPack producer, for that framework's
+    importer."""
+    namespace = like.__array_namespace__() if hasattr(like, "__array_namespace__") else \
+        sys.modules.get(type(like).__module__.split(".")[0])
+    from_dlpack = getattr(namespace, "from_dlpack", None)
+    return result if from_dlpack is None else from_dlpack(result)
 
 
 def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "rne", overflow: str = "nosat",
@@ -193,23 +198,28 @@ def convert(array: Any, to: str, *, from_: Optional[str] = None, round: str = "r
     draws RandomStream{seed}.draw(i) (``sr_bits`` of it), so results do not depend on the threads.
     `out` (codes of `to`, as many as the input) is filled in place and returned.
 
-    A float32 torch or CuPy array on a GPU is converted there, with no copy to the host, into a new
-    array of unsigned codes on the same GPU (the same bits as on the CPU, stochastic rounding's
-    draws included).
+    A float32 array on a GPU (torch, CuPy, JAX: any DLPack producer with a shape) is converted
+    there, with no copy to the host, into a new array of unsigned codes on the same GPU, of the
+    input's framework (the same bits as on the CPU, stochastic rounding's draws included).
     """
     if _on_gpu(array):
-        if from_ is not None or out is not None:
-            raise TypeError("on the GPU, convert takes float32 values (no from_) into a new array (no out=)")
-        codes = _gpu_new(array, tuple(array.shape), f"uint{_core.storage_bits(to)}")
-        flags = _core.gpu_convert_into(array, to, codes, **_policy(round, overflow, subnormals, tininess, nan, sr_bits),
-                                       seed=seed)
-        return Converted(codes, flags)
+        codes, flags = _gpu_convert(array, to, from_, out, _policy(round, overflow, subnormals, tininess, nan, sr_bits),
+                                    seed)
+        return Converted(_handed_over(array, codes), flags)
     src, from_, shape = _input(array, from_)
     codes = _empty(shape, dtype_of(to)) if out is None else _contiguous_out(out)
     raw = codes if codes.dtype.kind == "u" else codes.view(_UNSIGNED[8 * codes.dtype.itemsize])
     flags = _core.convert_into(src, to, from_, raw.reshape(-1),
                                **_policy(round, overflow, subnormals, tininess, nan, sr_bits), seed=seed, threads=threads)
     return Converted(codes, flags)
+
+
+def _gpu_convert(array: Any, to: str, from_: Optional[str], out: Any, policy: dict, seed: int) -> tuple[Any, dict]:
+    """convert on the GPU: fmtcheck's array of the codes, and the flag counts."""
+    if from_ is not None or out is not None:
+        raise TypeError("on the GPU, convert takes float32 values (no from_) into a new array (no out=)")
+    codes = _gpu_zeros(array, tuple(array.shape), f"uint{_core.storage_bits(to)}")
+    return codes, _core.gpu_convert_into(array, to, codes, **policy, seed=seed)
 
 
 def _contiguous_out(out: np.ndarray) -> np.ndarray:
@@ -434,7 +444,7 @@ def analyze(arrays: Any, formats: Formats = "fp16,bf16,e4m3,e5m2", *, scale: str
     ``scale_rule`` (ocp, ceil, rne); ``blocks=True`` keeps every block. float32 input is scaled
     in float32, float64 input measured exactly as float64.
 
-    float32 torch or CuPy arrays on a GPU are measured there, with no copy to the host: the same
+    float32 arrays on a GPU (torch, CuPy, JAX: any DLPack producer) are measured there, with no copy to the host: the same
     counts, amax, histogram and largest errors as on the CPU (the mean and RMS relative errors are
     sums taken in another order, equal to rounding).
     """
@@ -522,10 +532,12 @@ def dot(a: Any, b: Any, *, model: str, input: Optional[str] = None, c: float = 0
     return Dot(bits, value, flags)
 
 
-def _gpu_codes(x: Any, fmt: Optional[str], what: str) -> tuple[Any, str]:
-    """A GPU array as codes: its dtype's own format (float16, bfloat16, the float8 types), unsigned
-    codes of `fmt`, or float32 (tf32's container, or values converted into `fmt` on the GPU)."""
+def _gpu_codes(x: Any, fmt: Optional[str], what: str) -> tuple[Any, str, tuple]:
+    """A GPU array as codes, their format and the array's shape: its dtype's own format (float16,
+    bfloat16, the float8 types), unsigned codes of `fmt`, or float32 (tf32's container, or values
+    converted into `fmt` on the GPU)."""
     name = str(x.dtype).split(".")[-1]
+    shape = tuple(x.shape)
     own = _GPU_DTYPE_FORMATS.get(name)
     if own is not None:
         if fmt is not None and _core.canonical_name(fmt) != _core.canonical_name(own):
@@ -533,13 +545,13 @@ def _gpu_codes(x: Any, fmt: Optional[str], what: str) -> tuple[Any, str]:
         if type(x).__module__.split(".")[0] == "torch":  # as integers: DLPack need not know float8
             import torch
             x = x.view({1: torch.uint8, 2: torch.int16}[x.element_size()])
-        return x, own
+        return x, own, shape
     if fmt is None:
         raise TypeError(f"{what} holds no format of its own: say which with the format argument")
     if name.startswith("uint") or (name == "float32" and _core.storage_bits(fmt) == 32):
-        return x, fmt
+        return x, fmt, shape
     if name == "float32":
-        return convert(x, fmt).codes, fmt
+        return _gpu_convert(x, fmt, None, None, _policy("rne", "nosat", "keep", "after", "ieee", 0), 0)[0], fmt, shape
     raise TypeError(f"{what} must be codes, float16, bfloat16, float8 or float32 on the GPU, not {name}")
 
 
@@ -547,17 +559,17 @@ def _gemm_on_gpu(a: Any, b: Any, c: Any, model: str, input: Optional[str], input
                  accumulator: str, scale_a: float, scale_b: float, promote_every: int, split_k: int) -> Any:
     if not (_on_gpu(a) and _on_gpu(b) and (c is None or _on_gpu(c))):
         raise TypeError("A, B (and C) must all be on the GPU, or all on the host")
-    x, input = _gpu_codes(a, input, "a")
-    y, input_b = _gpu_codes(b, input_b or (None if str(b.dtype).split(".")[-1] in _GPU_DTYPE_FORMATS else input), "b")
-    if len(x.shape) != 2 or len(y.shape) != 2 or x.shape[1] != y.shape[0]:
-        raise ValueError(f"A must be M x K and B K x N, not {tuple(x.shape)} and {tuple(y.shape)}")
-    m, k = x.shape
-    n = y.shape[1]
-    c = _gpu_new(x, (m, n), "float32", zeros=True) if c is None else c
-    d = _gpu_new(x, (m, n), "float32")
+    x, input, a_shape = _gpu_codes(a, input, "a")
+    y, input_b, b_shape = _gpu_codes(b, input_b or (None if str(b.dtype).split(".")[-1] in _GPU_DTYPE_FORMATS
+                                                    else input), "b")
+    if len(a_shape) != 2 or len(b_shape) != 2 or a_shape[1] != b_shape[0]:
+        raise ValueError(f"A must be M x K and B K x N, not {a_shape} and {b_shape}")
+    (m, k), n = a_shape, b_shape[1]
+    c = _gpu_zeros(a, (m, n), "float32") if c is None else c
+    d = _gpu_zeros(a, (m, n), "float32")
     _core.gpu_gemm_into(x, y, c, d, m, n, k, model, input, input_b, accumulator, scale_a, scale_b, promote_every,
                         split_k)
-    return d
+    return _handed_over(a, d)
 
 
 def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = None, input_b: Optional[str] = None,
@@ -568,9 +580,9 @@ def gemm(a: Any, b: Any, c: Any = None, *, model: str, input: Optional[str] = No
     it: per-tensor scales, promotion of partial sums into fp32 every `promote_every` K elements,
     split-K. E4M3 x E5M2 (FP8 backward passes) where the model takes both. Returns D, float32.
 
-    ``device="cuda"`` computes host arrays on the GPU. torch or CuPy arrays on a GPU (codes,
+    ``device="cuda"`` computes host arrays on the GPU. Arrays on a GPU (torch, CuPy, JAX: codes,
     float16, bfloat16, float8, or float32) are computed there with no copy to the host, and D is a
-    new float32 array on that GPU. Either way the bits are the CPU's: rows and columns holding a
+    new float32 array on that GPU, of A's framework. Either way the bits are the CPU's: rows and columns holding a
     NaN or an infinity are finished by the CPU."""
     if _on_gpu(a) or _on_gpu(b):
         return _gemm_on_gpu(a, b, c, model, input, input_b, accumulator, scale_a, scale_b, promote_every, split_k)

@@ -1,14 +1,19 @@
 #include "gpu.hpp"
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
+#include <cstdint>
+#include <functional>
+#include <numeric>
 #include <stdexcept>
+#include <vector>
 
 #include "bindings.hpp"
 
 #if defined(FMTCHECK_HAS_CUDA)
 #include "fmtcheck/cuda/device.hpp"
-#include "fmtcheck/cuda/emulated_convert.hpp"
+#include "fmtcheck/cuda/device_memory.hpp"
 #endif
 
 namespace fmtcheck::python {
@@ -22,6 +27,33 @@ std::string gpu_unavailable() {
 #else
   return "this fmtcheck was built without CUDA (no nvcc when it was built)";
 #endif
+}
+
+// An element type of the arrays gpu_zeros makes, by numpy's name.
+nb::dlpack::dtype dtype_named(const std::string& name) {
+  if (name == "float32") return nb::dtype<float>();
+  if (name == "uint8") return nb::dtype<std::uint8_t>();
+  if (name == "uint16") return nb::dtype<std::uint16_t>();
+  if (name == "uint32") return nb::dtype<std::uint32_t>();
+  throw nb::type_error(("gpu_zeros makes float32, uint8, uint16 or uint32 arrays, not " + name).c_str());
+}
+
+// A zeroed C-contiguous array on GPU `ordinal`, in memory fmtcheck
+// allocates: a DLPack producer any framework imports without a copy, the
+// memory freed when the last owner lets go.
+nb::ndarray<nb::device::cuda> gpu_zeros(const std::vector<std::size_t>& shape, const std::string& dtype, int ordinal) {
+  const nb::dlpack::dtype type = dtype_named(dtype);
+  use_gpu(ordinal);
+  const std::size_t count = std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
+  void* memory = nullptr;
+#if defined(FMTCHECK_HAS_CUDA)
+  memory = cuda::allocate_zeroed(count * type.bits / 8);
+  nb::capsule owner(memory, [](void* p) noexcept { cuda::release(p); });
+#else
+  (void)count;  // use_gpu has said this build has no CUDA
+  nb::capsule owner;
+#endif
+  return {memory, shape.size(), shape.data(), owner, nullptr, type, nb::device::cuda::value, ordinal};
 }
 
 }  // namespace
@@ -41,6 +73,9 @@ void bind_gpu(nb::module_& m) {
         "Why fmtcheck cannot compute on the GPU here (built without CUDA, no GPU found), or \"\" when it can.");
   m.def("use_gpu", &use_gpu, nb::arg("ordinal"),
         "Makes GPU `ordinal` current, or raises ValueError(\"device='cuda': <why not>\").");
+  m.def("gpu_zeros", &gpu_zeros, nb::arg("shape"), nb::arg("dtype"), nb::arg("ordinal"),
+        "A zeroed array (float32, uint8, uint16 or uint32) on GPU `ordinal`, owned by fmtcheck until a framework\n"
+        "imports it through DLPack (torch.from_dlpack, cupy.from_dlpack, jax.numpy.from_dlpack).");
 }
 
 }  // namespace fmtcheck::python

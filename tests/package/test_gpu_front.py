@@ -58,3 +58,55 @@ class FakeCudaArray:
 def test_arrays_on_a_gpu_without_one_say_why(call):
     with pytest.raises(ValueError, match=r"^device='cuda': " + WHY.split(":")[0]):
         call(FakeCudaArray())
+
+
+@needs_no_gpu
+def test_gpu_memory_without_a_gpu_says_why():
+    with pytest.raises(ValueError, match=r"^device='cuda': " + WHY.split(":")[0]):
+        _core.gpu_zeros([2, 3], "uint8", 0)
+
+
+def test_gpu_memory_of_a_type_fmtcheck_does_not_make():
+    with pytest.raises(TypeError, match=r"^gpu_zeros makes float32, uint8, uint16 or uint32 arrays, not float64$"):
+        _core.gpu_zeros([2], "float64", 0)
+
+
+class Namespace:
+    """An array-API namespace (what JAX's arrays name): records what from_dlpack was given."""
+    def __init__(self):
+        self.given = []
+
+    def from_dlpack(self, x):
+        self.given.append(x)
+        return ("imported", x)
+
+
+class ArrayApiArray:
+    def __init__(self):
+        self.namespace = Namespace()
+
+    def __array_namespace__(self):
+        return self.namespace
+
+
+def test_results_go_back_through_the_inputs_array_namespace():
+    like, result = ArrayApiArray(), np.arange(3, dtype=np.uint16)
+    assert fmtcheck._handed_over(like, result) == ("imported", result)
+    assert like.namespace.given == [result]
+
+
+def test_results_go_back_through_the_inputs_module():
+    # torch.Tensor names no array namespace: its module's from_dlpack imports the codes, uint16 and
+    # uint32 included (convert's codes of 16- and 32-bit formats), sharing the memory.
+    torch = pytest.importorskip("torch", reason="torch is an optional extra; the package tests run without it")
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        result = np.arange(3, dtype=dtype)
+        back = fmtcheck._handed_over(torch.zeros(1), result)
+        assert isinstance(back, torch.Tensor) and back.dtype == getattr(torch, dtype.__name__)
+        result[0] = 7
+        assert back.tolist() == [7, 1, 2]
+
+
+def test_results_of_an_unknown_framework_stay_fmtchecks():
+    result = np.arange(3, dtype=np.uint8)
+    assert fmtcheck._handed_over(FakeCudaArray(), result) is result

@@ -74,8 +74,6 @@ Launch make_launch(const Format& to, const Policy& p, std::uint64_t seed, std::u
 
 }  // namespace
 
-void use_device(int ordinal) { check(cudaSetDevice(ordinal), "cudaSetDevice"); }
-
 void check_gpu_target(const Format& to) {
   if (to.storage_bits > 32) {
     throw std::invalid_argument("format " + to.name + " has " + std::to_string(to.storage_bits) +

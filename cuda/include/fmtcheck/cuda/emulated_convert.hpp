@@ -17,10 +17,6 @@
 
 namespace fmtcheck::cuda {
 
-// Makes GPU `ordinal` the current device of this thread (where the
-// functions below run; a DLPack array says which holds it).
-void use_device(int ordinal);
-
 // The formats the GPU converts into: containers of 8, 16 or 32 bits (every
 // format but fp64). Throws std::invalid_argument naming the format otherwise.
 void check_gpu_target(const Format& to);
