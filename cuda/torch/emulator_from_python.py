@@ -6,6 +6,8 @@
    DLPack producer of no known framework (as a JAX array reaches fmtcheck), into 7 formats under
    6 policies (stochastic rounding with a seed among them): codes and flag counts equal to the
    CPU's conversion of the same values, in the input's framework.
+   fmtcheck.decode of those codes on the GPU (unsigned torch tensors, torch's own float8/bf16/fp16
+   tensors, the framework-less producer): the CPU's values, bit for bit.
 2. fmtcheck.gemm of GPU arrays (float8, bfloat16, float16, float32 as tf32; torch and the
    framework-less producer), on 8 presets: D equal to the CPU's gemm of the same operands, bit for
    bit; and device="cuda" for host arrays.
@@ -96,6 +98,30 @@ def check_convert():
                     say(f"convert {fmt} {policy} ({name}): DIFFERENT")
     say(f"convert: {len(FORMATS) * len(POLICIES) * len(arrays)} conversions of 2^20 values on the GPU, "
         f"{bad} differ from the CPU")
+    return bad
+
+
+def check_decode():
+    bad = checked = 0
+    x = values(1 << 20, 5)
+    for fmt in FORMATS:
+        cpu_codes = np.asarray(fmtcheck.convert(x.numpy(), fmt).codes).view(f"uint{_core.storage_bits(fmt)}")
+        want = fmtcheck.decode(cpu_codes, fmt)
+        # Moved as bytes and viewed on the GPU: torch's uint16/uint32 have few kernels.
+        as_bytes = torch.from_numpy(cpu_codes.view(np.uint8)).cuda()
+        on_gpu = [("codes", as_bytes.view(getattr(torch, f"uint{_core.storage_bits(fmt)}")), fmt)]
+        if fmt in TORCH_DTYPES:  # torch's own dtype: the format comes from the tensor
+            on_gpu.append((str(TORCH_DTYPES[fmt]), on_gpu[0][1].view(TORCH_DTYPES[fmt]), None))
+        on_gpu.append(("DLPack", Foreign(on_gpu[0][1]), fmt))
+        for name, codes_on_gpu, given in on_gpu:
+            got = host(fmtcheck.decode(codes_on_gpu, given))
+            same = got.dtype == want.dtype and np.array_equal(got.view(f"uint{8 * want.itemsize}"),
+                                                              want.view(f"uint{8 * want.itemsize}"))
+            bad += not same
+            checked += 1
+            if not same:
+                say(f"decode {fmt} ({name}): DIFFERENT")
+    say(f"decode: {checked} decodings of 2^20 codes on the GPU, {bad} differ from the CPU")
     return bad
 
 
@@ -193,7 +219,7 @@ def main(out: Path):
         return 2
     out.mkdir(parents=True, exist_ok=True)
     say(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
-    bad = check_convert() + check_gemm() + check_analyze() + check_emulate()
+    bad = check_convert() + check_decode() + check_gemm() + check_analyze() + check_emulate()
     say("PASS: the GPU's emulator is the CPU's, bit for bit" if bad == 0 else
         f"FAIL: {bad} comparisons differ between the GPU's emulator and the CPU's")
     (out / "emulator_from_python.txt").write_text("\n".join(lines) + "\n")

@@ -12,7 +12,7 @@ torch, canonical) and, for stochastic rounding, ``sr_bits`` and ``seed``.
 Arrays are read in place: numpy arrays of float32, float64, float16 or any
 ml_dtypes type, and any object with ``__dlpack__`` on the CPU (a torch or
 JAX tensor, bfloat16 and the FP8 types included), without importing its
-framework. convert, gemm and analyze also take arrays on a GPU (torch,
+framework. convert, decode, gemm and analyze also take arrays on a GPU (torch,
 CuPy, JAX: any DLPack producer) and compute there, results in the input's
 framework (``device="cuda"`` sends host arrays to the GPU), with the CPU's
 bits. Large results lie in memory kept for the next result of their
@@ -232,13 +232,30 @@ def _contiguous_out(out: np.ndarray) -> np.ndarray:
 def decode(codes: Any, fmt: Optional[str] = None, *, out: Optional[np.ndarray] = None, threads: int = 0) -> np.ndarray:
     """The values of `codes` (unsigned integers of format `fmt`, or an ml_dtypes array), exactly:
     float32 for every format float32 holds (all presets but fp64), float64 otherwise. NaN
-    becomes a quiet NaN of its sign."""
+    becomes a quiet NaN of its sign.
+
+    Codes on a GPU (unsigned integers, or float16/bfloat16/float8 arrays of torch, CuPy, JAX: any
+    DLPack producer with a shape) are decoded there into a new array on that GPU, of their
+    framework, with the CPU's bits."""
+    if _on_gpu(codes):
+        return _gpu_decode(codes, fmt, out)
     raw, fmt = _codes(codes, fmt, "codes")
     if out is None:
         out = _empty(raw.shape, np.float32 if _core.float32_holds(fmt) else np.float64)
     _contiguous_out(out)
     _core.decode_into(raw, fmt, out.reshape(-1), threads=threads)
     return out
+
+
+def _gpu_decode(codes: Any, fmt: Optional[str], out: Any) -> Any:
+    if out is not None:
+        raise TypeError("on the GPU, decode writes a new array (no out=)")
+    if str(codes.dtype).split(".")[-1] == "float32" and fmt is not None and _core.storage_bits(fmt) != 32:
+        raise TypeError(f"decode takes codes of {_core.canonical_name(fmt)}, not float values")
+    raw, fmt, shape = _gpu_codes(codes, fmt, "codes")
+    values = _gpu_zeros(codes, shape, "float32" if _core.float32_holds(fmt) else "float64")
+    _core.gpu_decode_into(raw, fmt, values)
+    return _handed_over(codes, values)
 
 
 class Value(NamedTuple):

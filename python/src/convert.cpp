@@ -124,6 +124,30 @@ nb::dict gpu_convert_array(const CudaArray& in, const std::string& to_name, Cuda
   return flag_dict(counts);
 }
 
+// The GPU's decoding of codes in CUDA memory into `out` there (float32 or,
+// for formats float32 cannot hold, float64).
+void gpu_decode_array(const CudaArray& codes, const std::string& from_name, CudaOutArray out) {
+  const Format from = format_from_string(from_name);
+  if (static_cast<int>(codes.dtype().bits) != from.storage_bits) {
+    throw nb::type_error(("decode takes codes of " + from.name + " (" + std::to_string(from.storage_bits) +
+                          "-bit containers), not " + std::to_string(codes.dtype().bits) + "-bit elements")
+                             .c_str());
+  }
+  use_gpu(codes.device_id());
+#if defined(FMTCHECK_HAS_CUDA)
+  const int bits = cuda::decodes_to_float32(from) ? 32 : 64;
+  if (out.size() != codes.size() || out.dtype().code != static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) ||
+      out.dtype().bits != bits || out.device_id() != codes.device_id()) {
+    throw nb::type_error(("out must hold " + std::to_string(codes.size()) + " float" + std::to_string(bits) +
+                          " values on the codes' GPU").c_str());
+  }
+  nb::gil_scoped_release unlocked;
+  cuda::decode_device_buffer(codes.data(), codes.size(), from, out.data());
+#else
+  (void)out;  // use_gpu has said this build has no CUDA
+#endif
+}
+
 }  // namespace
 
 void bind_convert(nb::module_& m) {
@@ -132,6 +156,9 @@ void bind_convert(nb::module_& m) {
         "Converts `array` into format `to`, writing the container bits into `out` (unsigned integers of the\n"
         "format's storage width, as many as the input), on `threads` threads (0: every core), without the GIL.\n"
         "Returns the flag counts. fmtcheck.convert is the friendly front.");
+  m.def("gpu_decode_into", &gpu_decode_array, nb::arg("codes"), nb::arg("from_"), nb::arg("out"),
+        "Decodes codes of `from_` in CUDA memory into `out` there (float32, or float64 for formats float32\n"
+        "cannot hold: _core.float32_holds). fmtcheck.decode is the friendly front.");
   m.def("gpu_convert_into", &gpu_convert_array, nb::arg("array"), nb::arg("to"), nb::arg("out"), FMTCHECK_POLICY_ARGS,
         nb::arg("seed") = 0,
         "convert_into on the GPU: float32 `array` and `out` in CUDA memory (the same bits as the CPU's).");

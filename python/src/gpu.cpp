@@ -32,10 +32,11 @@ std::string gpu_unavailable() {
 // An element type of the arrays gpu_zeros makes, by numpy's name.
 nb::dlpack::dtype dtype_named(const std::string& name) {
   if (name == "float32") return nb::dtype<float>();
+  if (name == "float64") return nb::dtype<double>();
   if (name == "uint8") return nb::dtype<std::uint8_t>();
   if (name == "uint16") return nb::dtype<std::uint16_t>();
   if (name == "uint32") return nb::dtype<std::uint32_t>();
-  throw nb::type_error(("gpu_zeros makes float32, uint8, uint16 or uint32 arrays, not " + name).c_str());
+  throw nb::type_error(("gpu_zeros makes float32, float64, uint8, uint16 or uint32 arrays, not " + name).c_str());
 }
 
 // A zeroed C-contiguous array on GPU `ordinal`, in memory fmtcheck
@@ -74,7 +75,7 @@ void bind_gpu(nb::module_& m) {
   m.def("use_gpu", &use_gpu, nb::arg("ordinal"),
         "Makes GPU `ordinal` current, or raises ValueError(\"device='cuda': <why not>\").");
   m.def("gpu_zeros", &gpu_zeros, nb::arg("shape"), nb::arg("dtype"), nb::arg("ordinal"),
-        "A zeroed array (float32, uint8, uint16 or uint32) on GPU `ordinal`, owned by fmtcheck until a framework\n"
+        "A zeroed array (float32, float64, uint8, uint16 or uint32) on GPU `ordinal`, owned by fmtcheck until a framework\n"
         "imports it through DLPack (torch.from_dlpack, cupy.from_dlpack, jax.numpy.from_dlpack).");
 }
 

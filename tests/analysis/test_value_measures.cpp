@@ -47,7 +47,7 @@ TEST_CASE("the per-value measures equal the CPU's SIMD analysis") {
           const float scaled = scale != 1.0f ? v * scale : v;
           const Conversion c = round_to_format(unpack_float32(std::bit_cast<std::uint32_t>(scaled)), f, p);
           flags.add(c.flags);
-          add_value_errors(v, detail::decoded_value(f, c.bits), s, pow2, 1.0 / s, e);
+          add_value_errors(v, to_double(f, c.bits), s, pow2, 1.0 / s, e);
         }
         ConversionStats scalar;
         scalar.add(flags);

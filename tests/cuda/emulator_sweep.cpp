@@ -7,7 +7,8 @@
 // converted on the GPU and, independently, by the CPU's batch conversion on every core: the flag
 // counts and an order-free digest of every (input, code) pair must be equal (stochastic modes draw
 // from the same RandomStream, seed 1). Then the speed: a 1 GiB float32 buffer converted into e4m3
-// and bf16 with flag counts, against a device-to-device copy of the same buffer, medians of 20.
+// and bf16 with flag counts, and as many e4m3 and bf16 codes decoded into float32, against a
+// device-to-device copy of the same buffer, medians of 20.
 // Exit 0 when every pair agrees, 1 otherwise, 77 without a GPU ("no GPU found: ...").
 #include <cuda_runtime.h>
 
@@ -155,6 +156,15 @@ void speed() {
     const double ms = median_ms([&] { cuda::convert_device_buffer(in, n, pair.format, pair.policy, out, kSeed); });
     const double gbs = (n * 4.0 + n * pair.format.storage_bits / 8.0) / ms / 1e6;
     std::printf("%-30s %10.3f %12.1f %13.0f%%\n", text, ms, n / ms / 1e6, 100.0 * gbs / copy_gbs);
+  }
+  // And back: the same number of codes decoded into float32.
+  for (const char* name : {"e4m3", "bf16"}) {
+    const Format f = format_from_string(name);
+    cuda::convert_device_buffer(in, n, f, Policy{}, out);
+    const double ms = median_ms([&] { cuda::decode_device_buffer(out, n, f, copy); });
+    const double gbs = (n * f.storage_bits / 8.0 + n * 4.0) / ms / 1e6;
+    const std::string text = std::string("decode ") + name + " -> float32";
+    std::printf("%-30s %10.3f %12.1f %13.0f%%\n", text.c_str(), ms, n / ms / 1e6, 100.0 * gbs / copy_gbs);
   }
   cudaFree(in);
   cudaFree(out);

@@ -51,10 +51,11 @@ class FakeCudaArray:
 @needs_no_gpu
 @pytest.mark.parametrize("call", [
     lambda x: fmtcheck.convert(x, "e4m3"),
+    lambda x: fmtcheck.decode(x, "tf32"),
     lambda x: fmtcheck.gemm(x, x, model="hopper", input="e4m3"),
     lambda x: fmtcheck.analyze(x, "e4m3"),
     lambda x: fmtcheck.analyze({"a": x, "b": x}, "e4m3", block=32),
-], ids=["convert", "gemm", "analyze", "analyze-dict"])
+], ids=["convert", "decode", "gemm", "analyze", "analyze-dict"])
 def test_arrays_on_a_gpu_without_one_say_why(call):
     with pytest.raises(ValueError, match=r"^device='cuda': " + WHY.split(":")[0]):
         call(FakeCudaArray())
@@ -67,8 +68,8 @@ def test_gpu_memory_without_a_gpu_says_why():
 
 
 def test_gpu_memory_of_a_type_fmtcheck_does_not_make():
-    with pytest.raises(TypeError, match=r"^gpu_zeros makes float32, uint8, uint16 or uint32 arrays, not float64$"):
-        _core.gpu_zeros([2], "float64", 0)
+    with pytest.raises(TypeError, match=r"^gpu_zeros makes float32, float64, uint8, uint16 or uint32 arrays, not int8$"):
+        _core.gpu_zeros([2], "int8", 0)
 
 
 class Namespace:

@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kThreads) measure_kernel(Measure m, ErrorScale
     const Conversion c = convert_scaled(m.round, m.stream, m.stochastic, x[i], m.scale, i);
     count_flags(local, c.flags);
     if (m.errors) {
-      add_value_errors(x[i], fmtcheck::detail::decoded_value(m.to, c.bits), es.scale, es.pow2, es.inverse, e);
+      add_value_errors(x[i], fmtcheck::to_double(m.to, c.bits), es.scale, es.pow2, es.inverse, e);
     }
   }
   add_flags_to_totals(local, t->flags);
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(kThreads) blocks_kernel(Blocks b, const float*
     for (std::size_t i = start; i < end; ++i) {
       const Conversion c = convert_scaled(b.round, stream, b.stochastic, x[i], scale, i);
       count_flags(o.flags, c.flags);
-      add_value_errors(x[i], fmtcheck::detail::decoded_value(b.element, c.bits), scale, true, inverse, o.errors);
+      add_value_errors(x[i], fmtcheck::to_double(b.element, c.bits), scale, true, inverse, o.errors);
     }
     out[k] = o;
   }
@@ -244,7 +244,7 @@ void measure_blocks(const BlockScaledConversion& c, const float* x, std::size_t 
   check_gpu_target(f);
   const std::size_t block = static_cast<std::size_t>(c.block()), blocks = (n + block - 1) / block;
   const Blocks b{Rounder(f, c.policy()), is_stochastic(c.policy().rounding), f, f.max_exponent(),
-                 fmtcheck::detail::decoded_value(f, f.to_storage(f.max_finite_code())), c.rule(), block};
+                 fmtcheck::to_double(f, f.to_storage(f.max_finite_code())), c.rule(), block};
   const DeviceBuffer<BlockOut> out(blocks);
   blocks_kernel<<<grid_size(blocks), kThreads>>>(b, x, n, out.get());
   check(cudaGetLastError(), "blocks_kernel launch");

@@ -1,4 +1,4 @@
-// Bits -> exact value, as double and as decimal text.
+// Bits -> exact value as text (to_double is inline in the header).
 #include "fmtcheck/core/decode.hpp"
 
 #include <bit>
@@ -9,8 +9,6 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #include <boost/multiprecision/cpp_int.hpp>
 #pragma GCC diagnostic pop
-#include <cmath>
-#include <limits>
 
 namespace fmtcheck {
 
@@ -23,22 +21,6 @@ std::string to_hex(const Format& f, std::uint64_t bits) {
   s[1] = 'x';
   for (int i = 0; i < width; ++i) s[s.size() - 1 - i] = digits[(bits >> (4 * i)) & 15];
   return s;
-}
-
-double to_double(const Format& f, std::uint64_t bits) {
-  const Unpacked x = unpack(f, bits);
-  double v = 0;
-  switch (x.kind) {
-    case Unpacked::Kind::zero: v = 0; break;
-    case Unpacked::Kind::inf: v = std::numeric_limits<double>::infinity(); break;
-    case Unpacked::Kind::nan: v = std::numeric_limits<double>::quiet_NaN(); break;
-    case Unpacked::Kind::finite:
-      // At most 53 significant bits and an exponent inside double's range
-      // for every supported format: exact.
-      v = std::ldexp(static_cast<double>(x.significand), x.exponent - 63);
-      break;
-  }
-  return x.sign ? -v : v;
 }
 
 std::string to_exact_decimal(const Unpacked& x) {

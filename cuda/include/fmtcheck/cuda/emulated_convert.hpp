@@ -39,6 +39,24 @@ struct GpuConverted {
 };
 GpuConverted convert_on_gpu(std::span<const float> in, const Format& to, const Policy& p, std::uint64_t seed = 0);
 
+// Whether the GPU decodes codes of `from` into float32 (every value of the
+// format is a float32: float32_holds) or else float64. Throws
+// std::invalid_argument for containers wider than 32 bits.
+bool decodes_to_float32(const Format& from);
+
+// Decodes n codes of `from` (containers of from.storage_bits at device
+// address `in`) into their exact values at device address `out`, float32 or
+// float64 as decodes_to_float32 says, on the current device: the CPU's
+// decode (decode_batch, to_double), a NaN becoming the quiet NaN of its sign.
+void decode_device_buffer(const void* in, std::size_t n, const Format& from, void* out);
+
+// The same for host codes, through device buffers: float32 or float64 filled.
+struct GpuDecoded {
+  std::vector<float> float32;
+  std::vector<double> float64;
+};
+GpuDecoded decode_on_gpu(std::span<const std::uint32_t> codes, const Format& from);
+
 // The float32 bit patterns first, first + 1, ..., first + count - 1
 // (first + count <= 2^32), generated on the device and converted as
 // convert_device_buffer does (value i draws RandomStream{seed, first}.draw(i),

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/host_device.hpp"
 #include "fmtcheck/core/policy.hpp"
@@ -41,20 +42,6 @@ template <typename Bits, int Mantissa>
 FMTCHECK_HD bool is_power_of_two(Bits magnitude) {
   constexpr Bits fraction = (Bits{1} << Mantissa) - 1;
   return (magnitude >> Mantissa) != 0 ? (magnitude & fraction) == 0 : (magnitude & (magnitude - 1)) == 0;
-}
-
-// The exact value of a code of a format of at most 53 bits of precision.
-FMTCHECK_HD inline double decoded_value(const Encoding& f, std::uint64_t bits) {
-  const Unpacked u = unpack(f, bits);
-  double v = 0;
-  if (u.is_nan()) {
-    v = NAN;
-  } else if (u.is_inf()) {
-    v = INFINITY;
-  } else if (u.is_finite_nonzero()) {
-    v = ldexp(static_cast<double>(u.significand >> 11), u.exponent - 52);  // 53 bits: exact
-  }
-  return u.sign ? -v : v;
 }
 
 }  // namespace detail
