@@ -28,6 +28,8 @@
 # docs/hardware.md says what each result means.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The device programs read committed files (cases, digests) from this tree, wherever it was built.
+export FMTCHECK_SOURCE_DIR=$root
 build=$root/build-hw
 prebuilt=0 rehearse=0 results="" bundle="" step_timeout=480
 steps=convert,mma,wgmma,probe,gemm,train,device,emulator

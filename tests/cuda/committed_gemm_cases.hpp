@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fmtcheck/cuda/gemm_case_file.hpp"
+#include "source_path.hpp"
 
 // Every committed case file under `hardware_dir`, parsed, with its path.
 inline std::vector<std::pair<std::filesystem::path, fmtcheck::cuda::GemmCases>> committed_gemm_cases(

@@ -200,7 +200,7 @@ TEST_CASE("the GPU's block-scaled GEMM equals the CPU's for every kind, element 
 
 TEST_CASE("the committed cuBLASLt GEMMs replay on the GPU's emulated GEMM as on the CPU's") {
   std::size_t files = 0;
-  for (const auto& [path, c] : committed_gemm_cases(FMTCHECK_HARDWARE_DIR)) {
+  for (const auto& [path, c] : committed_gemm_cases(source_path("docs/hardware"))) {
     CAPTURE(path.string());
     const DotModel model = *find_tensor_core_model(c.model)->for_input(*c.gemm.input);
     const std::vector<std::uint32_t> d = cuda::emulate_blaslt_gemm(c.gemm, model, c.promote_every, c.x, true);

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 TEST_CASE("every committed cuBLASLt GEMM replays bit for bit") {
   std::size_t files = 0;
-  for (const auto& [path, c] : committed_gemm_cases(FMTCHECK_HARDWARE_DIR)) {
+  for (const auto& [path, c] : committed_gemm_cases(source_path("docs/hardware"))) {
     CAPTURE(path.string());
     const TensorCoreModel* preset = find_tensor_core_model(c.model);
     REQUIRE(preset != nullptr);
