@@ -1,7 +1,9 @@
-"""`fmtcheck sweep`: the stream layout, and that a failed or interrupted
-sweep leaves no output file. A whole sweep is 2^32 results (~40-70 s);
-tests/python reads complete ones, these only read the start."""
+"""`fmtcheck sweep`: the stream layout, that a failed or interrupted
+sweep leaves no output file, and --digest. A whole sweep is 2^32 results
+(~40-70 s written, ~4 s digested); tests/python reads complete ones, these
+only read the start."""
 import os
+import pathlib
 import signal
 import stat
 import subprocess
@@ -89,10 +91,6 @@ def test_bad_input_creates_no_file(fmtcheck, tmp_path, args, words):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_missing_out(fmtcheck):
-    assert_usage_error(fmtcheck("sweep", "--to", "e4m3"), "--out")
-
-
 def test_unwritable_directory(fmtcheck, tmp_path):
     out = tmp_path / "no" / "such" / "dir" / "sweep.bin"
     assert_usage_error(fmtcheck("sweep", "--to", "e4m3", "--out", out), str(out))
@@ -129,3 +127,26 @@ def test_interrupted_sweep_removes_its_temporary_file(cli_path, tmp_path, sig):
     proc.send_signal(sig)
     proc.wait()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_digest_instead_of_a_file(fmtcheck):
+    # Every float32 into e4m3 under CUDA's saturating policy (4 s on 2 cores): the digest and
+    # counts of the CPU's sweep that cuda/emulator_sweep_digests.csv holds for the GPU's proof
+    # (cuda-emulator-sweep-table checks that row set against the library).
+    r = fmtcheck("sweep", "--to", "e4m3", "--overflow", "sat", "--nan", "cuda", "--digest")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    assert lines[0] == "every float32 into e4m3 (rne,sat,keep,after,cuda), on the CPU:"
+    table = pathlib.Path(__file__).resolve().parents[2] / "cuda" / "emulator_sweep_digests.csv"
+    header, *rows = table.read_text().splitlines()
+    row = dict(zip(header.split(","), next(r for r in rows if r.startswith("e4m3:rne:sat:keep:cuda,")).split(",")))
+    assert lines[1] == f"  digest {row['digest']} over {row['values']} inputs"
+    printed = dict(zip(*[iter(" ".join(lines[2:-2]).split())] * 2))
+    assert printed == {k: v for k, v in row.items() if k not in ("pair", "digest", "values")}
+    assert lines[-2].startswith("The same digest and counts from another device or build mean the same code")
+
+
+@pytest.mark.parametrize("args", [["--digest", "--out", "x.bin"], []], ids=["both", "neither"])
+def test_a_file_or_a_digest(fmtcheck, args):
+    assert_usage_error(fmtcheck("sweep", "--to", "e4m3", *args), "--out FILE or prints a --digest")

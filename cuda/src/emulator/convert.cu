@@ -131,13 +131,13 @@ FlagCounts convert_float32_patterns(std::uint64_t first, std::size_t count, cons
   return flags;
 }
 
-Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed) {
+Float32Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed) {
   const Launch l = make_launch(to, p, seed, 0);
   const Counters totals(kFlagCounters), digest(1);
   sweep_kernel<<<grid_size(std::size_t{1} << 32), kThreads>>>(l, totals.get(), digest.get());
   check(cudaGetLastError(), "sweep_kernel launch");
   check(cudaDeviceSynchronize(), "sweep_kernel");
-  Sweep s;
+  Float32Sweep s;
   s.flags = flag_counts(totals.to_host());
   s.digest = digest.to_host()[0];
   return s;

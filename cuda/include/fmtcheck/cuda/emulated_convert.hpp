@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "fmtcheck/batch/float32_sweep.hpp"
 #include "fmtcheck/core/flags.hpp"
 #include "fmtcheck/core/format.hpp"
 #include "fmtcheck/core/policy.hpp"
@@ -67,20 +68,9 @@ FlagCounts convert_float32_patterns(std::uint64_t first, std::size_t count, cons
                                     std::uint64_t seed, void* host_out);
 
 // Every float32 input (2^32 bit patterns, generated on the device) converted
-// into `to` under `p`: the flag counts and an order-free digest of every
-// (input, code) pair, sweep_digest's sum, without writing the codes. The
-// exhaustive proof compares both with the CPU's (sweep_digest_term).
-struct Sweep {
-  FlagCounts flags;
-  std::uint64_t digest = 0;
-};
-Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed = 0);
-
-// One (input bits, code) pair's term of a sweep's digest: the digest is the
-// sum of the terms mod 2^64, so any order and any split of the inputs give
-// the same digest.
-constexpr std::uint64_t sweep_digest_term(std::uint32_t input, std::uint64_t code) {
-  return splitmix64(input, code);
-}
+// into `to` under `p`, without writing the codes: the flag counts and the
+// digest of every (input, code) pair, as the CPU's sweep_every_float32
+// (batch/float32_sweep.hpp) sums them.
+Float32Sweep sweep_every_float32_on_gpu(const Format& to, const Policy& p, std::uint64_t seed = 0);
 
 }  // namespace fmtcheck::cuda
