@@ -172,7 +172,7 @@ def _on_gpu(array: Any) -> bool:
 
 
 def _gpu_zeros(like: Any, shape: tuple, dtype: str) -> Any:
-    """A zeroed array (dtype "float32" or "uintN") on `like`'s GPU, in memory fmtcheck allocates:
+    """A zeroed array (dtype "float32", "float64" or "uintN") on `like`'s GPU, in memory fmtcheck allocates:
     what the GPU functions write into before _handed_over gives it to `like`'s framework."""
     return _core.gpu_zeros(list(shape), dtype, like.__dlpack_device__()[1])
 
@@ -461,9 +461,9 @@ def analyze(arrays: Any, formats: Formats = "fp16,bf16,e4m3,e5m2", *, scale: str
     ``scale_rule`` (ocp, ceil, rne); ``blocks=True`` keeps every block. float32 input is scaled
     in float32, float64 input measured exactly as float64.
 
-    float32 arrays on a GPU (torch, CuPy, JAX: any DLPack producer) are measured there, with no copy to the host: the same
-    counts, amax, histogram and largest errors as on the CPU (the mean and RMS relative errors are
-    sums taken in another order, equal to rounding).
+    float32 arrays on a GPU (torch, CuPy, JAX: any DLPack producer) are measured there, with no
+    copy to the host: the same counts, amax, histogram and largest errors as on the CPU (the mean
+    and RMS relative errors are sums taken in another order, equal to rounding).
     """
     formats = _format_list(formats)
     items = list(arrays.items()) if isinstance(arrays, Mapping) else [("tensor", arrays)]
