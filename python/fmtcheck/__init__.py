@@ -568,7 +568,7 @@ def _gpu_codes(x: Any, fmt: Optional[str], what: str) -> tuple[Any, str, tuple]:
     if name.startswith("uint") or (name == "float32" and _core.storage_bits(fmt) == 32):
         return x, fmt, shape
     if name == "float32":
-        return _gpu_convert(x, fmt, None, None, _policy("rne", "nosat", "keep", "after", "ieee", 0), 0)[0], fmt, shape
+        return convert(x, fmt).codes, fmt, shape
     raise TypeError(f"{what} must be codes, float16, bfloat16, float8 or float32 on the GPU, not {name}")
 
 

@@ -4,17 +4,12 @@
 #include <cstdio>
 #include <string>
 
-#include "fmtcheck/batch/float32_sweep.hpp"
 #include "common/command.hpp"
 #include "common/float32_sweep.hpp"
 #include "common/options.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
 #include "common/usage_error.hpp"
-
-#if defined(FMTCHECK_HAS_CUDA)
-#include "fmtcheck/cuda/emulated_convert.hpp"
-#endif
 
 namespace fmtcheck::cli {
 namespace {
@@ -28,24 +23,9 @@ struct SweepArgs {
   bool digest = false;
 };
 
-Float32Sweep digest_on(Device device, const Format& to, const Policy& policy, std::uint64_t seed) {
-#if defined(FMTCHECK_HAS_CUDA)
-  if (device == Device::cuda) {
-    try {
-      cuda::check_gpu_target(to);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("--device cuda: ") + e.what());
-    }
-    return cuda::sweep_every_float32_on_gpu(to, policy, seed);
-  }
-#endif
-  (void)device;  // parse_device_option refuses cuda where this build has none
-  return sweep_every_float32(to, policy, seed);
-}
-
 // The digest and the counts, then what they are for.
 int print_digest(const SweepArgs& args, const Format& to, const Policy& policy, Device device) {
-  const Float32Sweep s = digest_on(device, to, policy, args.seed);
+  const Float32Sweep s = digest_float32(to, policy, args.seed, device);
   std::printf("every float32 into %s (%s), on the %s:\n", to.name.c_str(), describe(policy).c_str(),
               device == Device::cuda ? "GPU" : "CPU");
   std::printf("  digest %016llx over %llu inputs\n", static_cast<unsigned long long>(s.digest),

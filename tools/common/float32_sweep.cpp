@@ -5,9 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "fmtcheck/batch/convert_batch.hpp"
-#include "fmtcheck/core/convert.hpp"
-#include "fmtcheck/core/random.hpp"
+#include "fmtcheck/batch/float32_sweep.hpp"
 #include "common/usage_error.hpp"
 
 #if defined(FMTCHECK_HAS_CUDA)
@@ -30,11 +28,9 @@ struct Scratch {
 template <typename Out>
 void convert_range(std::uint64_t first, std::size_t count, const Format& to, const Policy& p, std::uint64_t seed,
                    Scratch& scratch, std::uint8_t* out) {
-  scratch.in.resize(count);
-  for (std::size_t i = 0; i < count; ++i) scratch.in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
   scratch.results.resize(count);
   const std::span<Out> results(reinterpret_cast<Out*>(scratch.results.data()), count);
-  convert_batch(std::span<const float>(scratch.in.data(), count), to, p, results, RandomStream{seed, first});
+  convert_float32_patterns(first, to, p, seed, results, scratch.in);
   std::memcpy(out, results.data(), count * sizeof(Out));
 }
 
@@ -48,16 +44,23 @@ void convert_range_any(std::uint64_t first, std::size_t count, const Format& to,
   }
 }
 
-// The GPU converts each chunk (its patterns generated there) while this
-// thread waits: PCIe and the consumer's disk bound a sweep, not the GPU.
-void sweep_on_gpu(const Format& to, const Policy& p, std::uint64_t seed, std::size_t width,
-                  const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume) {
 #if defined(FMTCHECK_HAS_CUDA)
+// A target the GPU does not take (fp64), in the words of --device.
+void check_gpu_target(const Format& to) {
   try {
     cuda::check_gpu_target(to);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--device cuda: ") + e.what());
   }
+}
+#endif
+
+// The GPU converts each chunk (its patterns generated there) while this
+// thread waits: PCIe and the consumer's disk bound a sweep, not the GPU.
+void sweep_on_gpu(const Format& to, const Policy& p, std::uint64_t seed, std::size_t width,
+                  const std::function<void(std::uint64_t first, std::span<const std::uint8_t> bytes)>& consume) {
+#if defined(FMTCHECK_HAS_CUDA)
+  check_gpu_target(to);
   std::vector<std::uint8_t> chunk(kSweepChunk * width);
   for (std::uint64_t first = 0; first < kFloat32Count; first += kSweepChunk) {
     cuda::convert_float32_patterns(first, kSweepChunk, to, p, seed, chunk.data());
@@ -104,6 +107,17 @@ void sweep_float32(const Format& to, const Policy& p, std::uint64_t seed, Device
     }
     join();
   }
+}
+
+Float32Sweep digest_float32(const Format& to, const Policy& p, std::uint64_t seed, Device device) {
+#if defined(FMTCHECK_HAS_CUDA)
+  if (device == Device::cuda) {
+    check_gpu_target(to);
+    return cuda::sweep_every_float32_on_gpu(to, p, seed);
+  }
+#endif
+  (void)device;  // parse_device_option refuses cuda where this build has none
+  return sweep_every_float32(to, p, seed);
 }
 
 }  // namespace fmtcheck::cli

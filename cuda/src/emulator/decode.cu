@@ -18,28 +18,22 @@ namespace {
 
 using namespace detail;
 
-// A NaN becomes the quiet NaN of its sign (the CPU's decode: float32's
-// 0x7FC00000, float64's 0x7FF8000000000000), whatever the conversion from
-// double would make of it.
+// A NaN becomes float32's quiet NaN of its sign, 0x7FC00000 (the CPU's
+// decode); the GPU's conversion from double would drop the sign.
 __device__ float as_float(double v) {
   if (isnan(v)) return __uint_as_float(signbit(v) ? 0xFFC00000u : 0x7FC00000u);
   return static_cast<float>(v);  // exact: float32 holds every value of the format
-}
-__device__ double as_double(double v) {
-  if (isnan(v)) return __longlong_as_double(signbit(v) ? static_cast<long long>(0xFFF8000000000000ull)
-                                                       : 0x7FF8000000000000ll);
-  return v;
 }
 
 template <class Code, class Value>
 __global__ void __launch_bounds__(kThreads) decode_kernel(Encoding f, const Code* in, std::size_t n, Value* out) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const double v = fmtcheck::to_double(f, in[i]);
+    const double v = fmtcheck::to_double(f, in[i]);  // a NaN: double's quiet NaN of its sign
     if constexpr (sizeof(Value) == 4) {
       out[i] = as_float(v);
     } else {
-      out[i] = as_double(v);
+      out[i] = v;
     }
   }
 }

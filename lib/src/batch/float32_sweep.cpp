@@ -10,6 +10,23 @@
 #include "fmtcheck/batch/convert_batch.hpp"
 
 namespace fmtcheck {
+
+template <class Code>
+FlagCounts convert_float32_patterns(std::uint64_t first, const Format& to, const Policy& p, std::uint64_t seed,
+                                    std::span<Code> out, std::vector<float>& scratch) {
+  scratch.resize(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) scratch[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
+  return convert_batch(scratch, to, p, out, RandomStream{seed, first});
+}
+template FlagCounts convert_float32_patterns(std::uint64_t, const Format&, const Policy&, std::uint64_t,
+                                             std::span<std::uint8_t>, std::vector<float>&);
+template FlagCounts convert_float32_patterns(std::uint64_t, const Format&, const Policy&, std::uint64_t,
+                                             std::span<std::uint16_t>, std::vector<float>&);
+template FlagCounts convert_float32_patterns(std::uint64_t, const Format&, const Policy&, std::uint64_t,
+                                             std::span<std::uint32_t>, std::vector<float>&);
+template FlagCounts convert_float32_patterns(std::uint64_t, const Format&, const Policy&, std::uint64_t,
+                                             std::span<std::uint64_t>, std::vector<float>&);
+
 namespace {
 
 constexpr std::uint64_t kCount = std::uint64_t{1} << 32;
@@ -24,8 +41,7 @@ struct Worker {
   Float32Sweep sum;
 
   void chunk(const Format& to, const Policy& p, std::uint64_t seed, std::uint64_t first) {
-    for (std::size_t i = 0; i < kChunk; ++i) in[i] = std::bit_cast<float>(static_cast<std::uint32_t>(first + i));
-    sum.flags += convert_batch(in, to, p, std::span<Code>(out), RandomStream{seed, first});
+    sum.flags += convert_float32_patterns(first, to, p, seed, std::span<Code>(out), in);
     for (std::size_t i = 0; i < kChunk; ++i) sum.digest += sweep_digest_term(static_cast<std::uint32_t>(first + i), out[i]);
   }
 };

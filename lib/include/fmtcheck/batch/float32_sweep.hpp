@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "fmtcheck/core/flags.hpp"
 #include "fmtcheck/core/format.hpp"
@@ -25,6 +27,15 @@ struct Float32Sweep {
 constexpr std::uint64_t sweep_digest_term(std::uint32_t input, std::uint64_t code) {
   return splitmix64(input, code);
 }
+
+// The float32 bit patterns first, first + 1, ... (one per element of `out`)
+// converted into `to` under `p` by the batch conversion, input i drawing
+// RandomStream{seed, first}.draw(i) as in a sweep; `scratch` holds the
+// inputs (the caller keeps it, so chunk after chunk reuses its pages).
+// Returns the flag counts. Code: std::uint8_t, uint16_t, uint32_t or uint64_t.
+template <class Code>
+FlagCounts convert_float32_patterns(std::uint64_t first, const Format& to, const Policy& p, std::uint64_t seed,
+                                    std::span<Code> out, std::vector<float>& scratch);
 
 // The CPU's batch conversion of every float32 bit pattern into `to` under
 // `p` on `threads` threads (0: every core); a stochastic mode's input i
