@@ -12,7 +12,7 @@
 // RandomStream, seed 1). The table (cuda/emulator_sweep_digests.csv) holds the CPU's digests for
 // the 521 pairs of table_pairs(), every combination the CPU's exhaustive tests cover, so that the
 // GPU's proof costs the GPU's time only; a row the GPU disagrees with is recomputed by the CPU
-// there, which tells a GPU difference from a stale row. Then the speed: a 1 GiB float32 buffer
+// there, which tells a GPU difference from a stale row. First the speed: a 1 GiB float32 buffer
 // converted into e4m3 and bf16 with flag counts, and as many e4m3 and bf16 codes decoded into
 // float32, against a device-to-device copy of the same buffer, medians of 20.
 // Exit 0 when the GPU agrees with the CPU on every pair, 1 otherwise, 77 without a GPU.
@@ -166,7 +166,7 @@ int write_table(const std::string& path) {
     out << text << "," << digest << "," << cpu.flags.values;
     for (const std::uint64_t c : cpu.flags.count) out << "," << c;
     out << "\n";
-    std::printf("%-40s %8.2f s\n", text.c_str(), seconds_since(start));
+    std::printf("%-34s %8.2f s\n", text.c_str(), seconds_since(start));
     std::fflush(stdout);
   }
   out.close();
@@ -180,14 +180,14 @@ int check_table(const std::string& path, std::size_t count) {
   const std::vector<Row> rows = read_table(path);
   const std::vector<std::string> pairs = table_pairs();
   if (rows.size() != pairs.size()) {
-    std::printf("FAIL: %s has %zu rows, table_pairs() %zu pairs: regenerate it (--write-table)\n", path.c_str(),
+    std::printf("FAIL: the table has %zu rows, table_pairs() %zu pairs: regenerate it (--write-table)\n",
                 rows.size(), pairs.size());
     return 1;
   }
   int stale = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].pair != pairs[i]) {
-      std::printf("FAIL: row %zu is %s, table_pairs() says %s: regenerate the table\n", i, rows[i].pair.c_str(),
+      std::printf("FAIL: row %zu is %s, not %s: regenerate the table (--write-table)\n", i, rows[i].pair.c_str(),
                   pairs[i].c_str());
       return 1;
     }
@@ -196,7 +196,7 @@ int check_table(const std::string& path, std::size_t count) {
     const Row& row = rows[j * (rows.size() - 1) / std::max<std::size_t>(count - 1, 1)];
     const bool agree = same(cpu_sweep(parse(row.pair)), row.cpu);
     stale += agree ? 0 : 1;
-    std::printf("%-40s %s\n", row.pair.c_str(), agree ? "as committed" : "STALE");
+    std::printf("%-34s %s\n", row.pair.c_str(), agree ? "as committed" : "STALE");
   }
   std::printf(stale ? "FAIL: %d rows differ from the CPU library: regenerate the table (--write-table)\n"
                     : "PASS: the sampled rows are the CPU library's digests (%d stale)\n",
@@ -269,7 +269,7 @@ void speed() {
 // `table` has the pair, else (or where they differ) the CPU's, computed now.
 int compare(const std::vector<std::string>& texts, const std::vector<Row>& table) {
   int failed = 0, stale = 0;
-  std::printf("%-40s %8s %8s %18s  %s\n", "format:policy (every float32)", "GPU s", "CPU s", "digest", "verdict");
+  std::printf("%-34s %8s %8s %18s  %s\n", "format:policy (every float32)", "GPU s", "CPU s", "digest", "verdict");
   for (const std::string& text : texts) {
     const Pair pair = parse(text);
     auto start = std::chrono::steady_clock::now();
@@ -278,17 +278,17 @@ int compare(const std::vector<std::string>& texts, const std::vector<Row>& table
     const auto row = std::find_if(table.begin(), table.end(), [&](const Row& r) { return r.pair == text; });
     bool agree = row != table.end() && same(gpu, row->cpu);
     double cpu_s = 0;
-    const char* verdict = "equal (committed CPU digest)";
+    const char* verdict = "equal (committed)";
     if (!agree) {
       start = std::chrono::steady_clock::now();
       agree = same(gpu, cpu_sweep(pair));
       cpu_s = seconds_since(start);
-      verdict = !agree ? "DIFFERENT" : row == table.end() ? "equal" : "equal (the committed row is stale)";
+      verdict = !agree ? "DIFFERENT" : row == table.end() ? "equal" : "equal (row stale)";
       stale += agree && row != table.end() ? 1 : 0;
     }
     agree = agree && gpu.flags.values == (std::uint64_t{1} << 32);
     failed += agree ? 0 : 1;
-    std::printf("%-40s %8.3f %8.2f %18llx  %s\n", text.c_str(), gpu_s, cpu_s,
+    std::printf("%-34s %8.3f %8.2f %18llx  %s\n", text.c_str(), gpu_s, cpu_s,
                 static_cast<unsigned long long>(gpu.digest), agree ? verdict : "DIFFERENT");
   }
   if (stale) std::printf("%d committed rows are stale: regenerate the table (--write-table)\n", stale);
@@ -309,6 +309,7 @@ int main(int argc, char** argv) {
     if (args.size() == 2 && args[0] == "--write-table") return write_table(args[1]);
     if (args.size() == 2 && args[0] == "--check-table") return check_table(committed, std::stoul(args[1]));
     exit_unless_a_gpu();
+    speed();  // first, so that the proof's verdict ends the output
     int status = 0;
     if (args.empty() || (args.size() == 2 && args[0] == "--table")) {
       const std::vector<Row> table = read_table(args.empty() ? committed : args[1]);
@@ -318,7 +319,6 @@ int main(int argc, char** argv) {
     } else {
       status = compare(args, {});
     }
-    speed();
     return status;
   } catch (const std::exception& e) {
     std::printf("cuda-emulator-sweep: %s\n", e.what());
