@@ -229,6 +229,22 @@ TEST_CASE("gemm with scales, promotion and split-K equals its definition") {
   }
 }
 
+TEST_CASE("gemm spreads outputs over threads, a single row too, with the same bits") {
+  // Outputs, not rows, are shared out: a one-row GEMM (a token at a time)
+  // splits its row between threads; threads = 0 sizes the count by the
+  // products (1 x 700 x 1000 is enough for two threads wherever there are two).
+  std::mt19937 rng(13);
+  GemmConfig g;
+  g.model = *find_tensor_core_model("hopper-wgmma")->for_input(formats::bf16);
+  g.input = formats::bf16;
+  for (const unsigned threads : {3u, 0u}) {
+    CAPTURE(threads);
+    g.threads = threads;
+    check_gemm(g, 1, 700, 1000, false, rng);
+    check_gemm(g, 5, 3, 64, true, rng);  // fewer outputs than some thread counts
+  }
+}
+
 TEST_CASE("gemm hands NaN and infinity to the reference and agrees with it") {
   std::mt19937 rng(11);
   for (const Format* f : {&formats::e5m2, &formats::fp16}) {

@@ -38,4 +38,9 @@ void run_parallel(std::uint64_t count, unsigned threads, const std::function<voi
   if (error) std::rethrow_exception(error);
 }
 
+unsigned threads_for(std::uint64_t work, std::uint64_t per_thread) {
+  const std::uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(work / std::max<std::uint64_t>(per_thread, 1), 1, cores));
+}
+
 }  // namespace fmtcheck::detail

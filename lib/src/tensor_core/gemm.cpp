@@ -128,27 +128,26 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   const Lines rows = decode_lines(config.input, setup.read_a, a, m, k, k, 1, setup.max_align);
   const Lines cols = decode_lines(input_b, setup.read_b, b, n, k, 1, n, setup.max_align);
 
-  const auto run_rows = [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) {
-      for (std::size_t j = 0; j < n; ++j) {
-        // The tensor core's result for k in [k0, k1) of row i, column j.
-        const auto tensor_core = [&](std::size_t k0, std::size_t k1) -> float {
-          const std::size_t ai = i * k + k0, bj = j * k + k0;
-          if (setup.fast && !rows.special[i] && !cols.special[j]) {
-            const ContiguousLine row{&rows.sig[ai], &rows.align[ai]}, col{&cols.sig[bj], &cols.align[bj]};
-            return detail::accumulator_value(setup.kernel.accumulator, setup.kernel.chunk(row, col, k1 - k0));
-          }
-          const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
-          const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
-          const auto bits = dot_product_add(config.model, config.input, input_b, av, bv, 0, config.accumulator).bits;
-          return detail::accumulator_value(setup.kernel.accumulator, static_cast<std::uint32_t>(bits));
-        };
-        d[i * n + j] = detail::gemm_output(setup.plan, tensor_core, c[i * n + j]);
-      }
+  const auto run_outputs = [&](std::size_t o0, std::size_t o1) {
+    for (std::size_t o = o0; o < o1; ++o) {
+      const std::size_t i = o / n, j = o % n;
+      // The tensor core's result for k in [k0, k1) of row i, column j.
+      const auto tensor_core = [&](std::size_t k0, std::size_t k1) -> float {
+        const std::size_t ai = i * k + k0, bj = j * k + k0;
+        if (setup.fast && !rows.special[i] && !cols.special[j]) {
+          const ContiguousLine row{&rows.sig[ai], &rows.align[ai]}, col{&cols.sig[bj], &cols.align[bj]};
+          return detail::accumulator_value(setup.kernel.accumulator, setup.kernel.chunk(row, col, k1 - k0));
+        }
+        const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
+        const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
+        const auto bits = dot_product_add(config.model, config.input, input_b, av, bv, 0, config.accumulator).bits;
+        return detail::accumulator_value(setup.kernel.accumulator, static_cast<std::uint32_t>(bits));
+      };
+      d[i * n + j] = detail::gemm_output(setup.plan, tensor_core, c[i * n + j]);
     }
   };
 
-  detail::parallel_rows(m, config.threads, run_rows);
+  detail::parallel_outputs(m, n, k, config.threads, run_outputs);
 }
 
 }  // namespace fmtcheck

@@ -98,29 +98,28 @@ void gemm_block_scaled(const BlockScaledGemmConfig& config, std::size_t m, std::
   }
   const detail::BlockScaledKernel kernel = detail::plan_block_scaled(config);
 
-  const auto run_rows = [&](std::size_t i0, std::size_t i1) {
+  const auto run_outputs = [&](std::size_t o0, std::size_t o1) {
     detail::BlockScaledScratch scratch;
     const std::span<const detail::Decoded> av(rows), bv(cols), sa(rows_scale), sb(cols_scale);
-    for (std::size_t i = i0; i < i1; ++i) {
-      for (std::size_t j = 0; j < n; ++j) {
-        std::uint64_t c = 0;  // +0; each instruction's D is the next one's C
-        for (std::size_t q = 0; q < k / kk; ++q) {
-          if (fast && !special_a[i] && !special_b[j]) {
-            c = kernel.instruction(ContiguousScaled{&ka[i * k + q * kk]}, ContiguousScaled{&kb[j * k + q * kk]},
-                                   ContiguousScaled{&ksa[i * scales + q * per]},
-                                   ContiguousScaled{&ksb[j * scales + q * per]}, kk, static_cast<std::uint32_t>(c));
-            continue;
-          }
-          c = detail::block_scaled_instruction(config.model, av.subspan(i * k + q * kk, kk),
-                                               bv.subspan(j * k + q * kk, kk), sa.subspan(i * scales + q * per, per),
-                                               sb.subspan(j * scales + q * per, per), c, scratch)
-                  .bits;
+    for (std::size_t o = o0; o < o1; ++o) {
+      const std::size_t i = o / n, j = o % n;
+      std::uint64_t c = 0;  // +0; each instruction's D is the next one's C
+      for (std::size_t q = 0; q < k / kk; ++q) {
+        if (fast && !special_a[i] && !special_b[j]) {
+          c = kernel.instruction(ContiguousScaled{&ka[i * k + q * kk]}, ContiguousScaled{&kb[j * k + q * kk]},
+                                 ContiguousScaled{&ksa[i * scales + q * per]},
+                                 ContiguousScaled{&ksb[j * scales + q * per]}, kk, static_cast<std::uint32_t>(c));
+          continue;
         }
-        d[i * n + j] = std::bit_cast<float>(static_cast<std::uint32_t>(c));
+        c = detail::block_scaled_instruction(config.model, av.subspan(i * k + q * kk, kk),
+                                             bv.subspan(j * k + q * kk, kk), sa.subspan(i * scales + q * per, per),
+                                             sb.subspan(j * scales + q * per, per), c, scratch)
+                .bits;
       }
+      d[i * n + j] = std::bit_cast<float>(static_cast<std::uint32_t>(c));
     }
   };
-  detail::parallel_rows(m, config.threads, run_rows);
+  detail::parallel_outputs(m, n, k, config.threads, run_outputs);
 }
 
 }  // namespace fmtcheck

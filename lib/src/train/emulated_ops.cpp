@@ -65,7 +65,6 @@ std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operan
     GemmConfig config;
     config.model = *model_.for_input(formats::tf32);
     config.input = formats::tf32;
-    config.threads = 1;
     const std::vector<float> zero(m * n, 0.0f);
     run_gemm(config, m, n, k, dequantize_mx(a), transpose<std::uint32_t>(dequantize_mx(b), n, k), zero, d);
     return d;
@@ -76,7 +75,6 @@ std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operan
   config.input = *a.format;
   config.scale_format = formats::e8m0;
   config.scale_block = config.instruction_k = mx_block;  // kind::mxf8f6f4: one scale pair per instruction
-  config.threads = 1;  // small matrices: threads cost more than they save
   if (block_scaled_runner_) {
     block_scaled_runner_(config, m, n, k, a.bits, b.bits, a.block_scales, b.block_scales, d);
   } else {
@@ -97,7 +95,6 @@ std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::si
   config.model = *dot;
   config.scale_a = a.scale_inv;
   config.scale_b = b.scale_inv;
-  config.threads = 1;  // small matrices: threads cost more than they save
   std::vector<std::uint32_t> a_bits(a.bits.begin(), a.bits.end());
   std::vector<std::uint32_t> b_rows = transpose(b.bits, n, k);  // gemm() takes B as k×n
   if (*a.format == *b.format) {

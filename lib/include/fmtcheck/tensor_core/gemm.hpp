@@ -23,7 +23,7 @@ struct GemmConfig {
   float scale_b = 1.0f;
   std::size_t promote_every = 0;      // K elements per tensor-core chunk; 0: the whole slice (no promotion)
   std::size_t split_k = 1;            // K cut into this many slices, reduced in fp32 at the end
-  unsigned threads = 0;               // 0: one per hardware thread
+  unsigned threads = 0;               // 0: one per hardware thread, fewer for a small GEMM
 };
 
 // D = A·B + C, row-major: A is M×K container bits of config.input, B K×N
@@ -57,7 +57,7 @@ struct BlockScaledGemmConfig {
   Format scale_format = formats::e8m0;  // e8m0 (UE8M0) or e4m3 (UE4M3)
   std::size_t scale_block = 32;         // S: values per scale along k
   std::size_t instruction_k = 32;       // K of one instruction
-  unsigned threads = 0;                 // 0: one per hardware thread
+  unsigned threads = 0;                 // 0: one per hardware thread, fewer for a small GEMM
 };
 
 // D = A·Bᵀ, float32 M×N row-major, with A M×K and B N×K container bits of

@@ -57,8 +57,9 @@ class TensorOps {
 class EmulatedOps final : public TensorOps {
  public:
   // Run one gemm() and one gemm_block_scaled() (gemm.hpp's signatures): the
-  // CPU's on one thread unless told otherwise. The Python package passes the
-  // GPU's (cuda/, the same bits) for fmtcheck.torch.emulate(device="cuda").
+  // CPU's, on as many threads as the GEMM's size repays, unless told
+  // otherwise. The Python package passes the GPU's (cuda/, the same bits) for
+  // fmtcheck.torch.emulate(device="cuda").
   using GemmRunner = std::function<void(const GemmConfig&, std::size_t m, std::size_t n, std::size_t k,
                                         std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                                         std::span<const float> c, std::span<float> d)>;
