@@ -50,19 +50,6 @@ float log_f32(float x) {
   return round_wide(boost::multiprecision::log(Wide(x)));
 }
 
-std::vector<float> matmul_fma(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
-                              std::size_t k) {
-  std::vector<float> c(m * n);
-  for (std::size_t i = 0; i < m; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (std::size_t p = 0; p < k; ++p) acc = std::fma(a[i * k + p], b[j * k + p], acc);
-      c[i * n + j] = acc;
-    }
-  }
-  return c;
-}
-
 std::vector<float> column_sums(std::span<const float> x, std::size_t rows, std::size_t cols) {
   std::vector<float> s(cols, 0.0f);
   for (std::size_t r = 0; r < rows; ++r) {

@@ -18,7 +18,9 @@ float log_f32(float x);
 
 // C (m×n) = A·Bᵀ, A m×k and B n×k row-major; each element is
 // acc = fma(a[k], b[k], acc) for k = 0, 1, ... from acc = +0 (a GPU's SGEMM
-// inner loop, one rounding per k).
+// inner loop, one rounding per k). Computed with the CPU's vector FMAs, one
+// lane per element, on as many threads as its size repays (matmul_fma.cpp):
+// each element's chain is the same, so the bits are too.
 std::vector<float> matmul_fma(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
                               std::size_t k);
 
