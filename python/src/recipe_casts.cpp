@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "float_arrays.hpp"
 #include "fmtcheck/train/autocast.hpp"
+#include "fmtcheck/train/exact_math.hpp"
 #include "gpu.hpp"
 
 #if defined(FMTCHECK_HAS_CUDA)
@@ -51,7 +52,8 @@ class RecipeCasts {
       ops_.run_gemms_with(
           [](const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
              std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) {
-            cuda::gemm_on_gpu(config, m, n, k, a, b, c, d);
+            // The runner's B is N×K (gemm_tn's); the GPU's gemm takes K×N.
+            cuda::gemm_on_gpu(config, m, n, k, a, train::transpose<std::uint32_t>(b, n, k), c, d);
           },
           [](const BlockScaledGemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
              std::span<const std::uint32_t> a, std::span<const std::uint32_t> b, std::span<const std::uint8_t> sa,

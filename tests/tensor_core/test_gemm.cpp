@@ -245,6 +245,35 @@ TEST_CASE("gemm spreads outputs over threads, a single row too, with the same bi
   }
 }
 
+TEST_CASE("gemm_tn reads B as N x K and gives gemm's bits for its transpose") {
+  std::mt19937 rng(17);
+  for (const char* name : {"hopper-wgmma", "hopper", "mi210", "mi300x", "exact"}) {
+    const TensorCoreModel* model = find_tensor_core_model(name);
+    REQUIRE(model != nullptr);
+    for (const Format* f : {&formats::bf16, &formats::e4m3, &formats::e5m2}) {
+      const auto dot = model->for_input(*f);
+      if (!dot) continue;
+      CAPTURE(name);
+      CAPTURE(f->name);
+      GemmConfig g;
+      g.model = *dot;
+      g.input = *f;
+      const std::size_t m = 3, n = 7, k = 40;
+      const auto a = random_matrix(*f, m * k, true, rng), b_nk = random_matrix(*f, n * k, true, rng);
+      std::vector<std::uint32_t> b_kn(k * n);
+      for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t p = 0; p < k; ++p) b_kn[p * n + j] = b_nk[j * k + p];
+      }
+      std::vector<float> c(m * n), want(m * n), got(m * n);
+      std::normal_distribution<float> normal;
+      for (float& x : c) x = normal(rng);
+      gemm(g, m, n, k, a, b_kn, c, want);
+      gemm_tn(g, m, n, k, a, b_nk, c, got);
+      for (std::size_t e = 0; e < m * n; ++e) CHECK(same_bits(got[e], want[e]));
+    }
+  }
+}
+
 TEST_CASE("gemm hands NaN and infinity to the reference and agrees with it") {
   std::mt19937 rng(11);
   for (const Format* f : {&formats::e5m2, &formats::fp16}) {

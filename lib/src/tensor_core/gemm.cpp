@@ -15,6 +15,7 @@
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/tensor_core/gemm_kernel.hpp"
+#include "core/parallel.hpp"
 #include "tensor_core/parallel.hpp"
 
 namespace fmtcheck {
@@ -30,7 +31,9 @@ struct Lines {
 
 // Bits of `f`, read as values of `as` (f itself, or fp16 for FP8 mma.sync;
 // exact either way). A line with an element aligned above max_align goes to
-// the reference path too (CDNA3: its products may reach 2^128).
+// the reference path too (CDNA3: its products may reach 2^128). Lines are
+// decoded on several threads where there are enough of them (a weight
+// matrix: as many elements as a one-row GEMM has products).
 Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint32_t> m, std::size_t lines,
                    std::size_t k, std::size_t line_stride, std::size_t k_stride, int max_align) {
   Lines out;
@@ -38,18 +41,20 @@ Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint3
   out.align.resize(lines * k);
   out.special.assign(lines, 0);
   out.bits.resize(lines * k);
-  for (std::size_t l = 0; l < lines; ++l) {
+  const bool reencode = as != f;
+  detail::run_parallel(lines, detail::threads_for(std::uint64_t{lines} * k, std::uint64_t{1} << 16),
+                       [&](std::uint64_t l) {
     for (std::size_t i = 0; i < k; ++i) {
       const std::uint32_t bits = m[l * line_stride + i * k_stride];
       bool special = false;
-      const detail::Operand o = as == f ? detail::decode_operand(f, bits, special)
-                                        : detail::decode_operand(as, convert_bits(bits, f, as).bits, special);
+      const detail::Operand o = reencode ? detail::decode_operand(as, convert_bits(bits, f, as).bits, special)
+                                         : detail::decode_operand(f, bits, special);
       out.sig[l * k + i] = o.sig;
       out.align[l * k + i] = o.align;
       out.bits[l * k + i] = bits;
       out.special[l] |= special || o.align > max_align ? 1 : 0;
     }
-  }
+  });
   return out;
 }
 
@@ -118,15 +123,19 @@ GemmSetup plan_gemm(const GemmConfig& config, std::size_t k) {
 
 }  // namespace detail
 
-void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
-          std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) {
+namespace {
+
+// gemm() and gemm_tn(): B's element (kk, j) at b[j * b_line_stride + kk * b_k_stride].
+void gemm_of_lines(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
+                   std::span<const std::uint32_t> a, std::span<const std::uint32_t> b, std::size_t b_line_stride,
+                   std::size_t b_k_stride, std::span<const float> c, std::span<float> d) {
   if (a.size() != m * k || b.size() != k * n || c.size() != m * n || d.size() != m * n) {
     throw std::invalid_argument("gemm: matrix sizes do not match M, N, K");
   }
   const detail::GemmSetup setup = detail::plan_gemm(config, k);
   const Format& input_b = config.input_b ? *config.input_b : config.input;
   const Lines rows = decode_lines(config.input, setup.read_a, a, m, k, k, 1, setup.max_align);
-  const Lines cols = decode_lines(input_b, setup.read_b, b, n, k, 1, n, setup.max_align);
+  const Lines cols = decode_lines(input_b, setup.read_b, b, n, k, b_line_stride, b_k_stride, setup.max_align);
 
   const auto run_outputs = [&](std::size_t o0, std::size_t o1) {
     for (std::size_t o = o0; o < o1; ++o) {
@@ -148,6 +157,18 @@ void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k,
   };
 
   detail::parallel_outputs(m, n, k, config.threads, run_outputs);
+}
+
+}  // namespace
+
+void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
+          std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) {
+  gemm_of_lines(config, m, n, k, a, b, 1, n, c, d);
+}
+
+void gemm_tn(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
+             std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) {
+  gemm_of_lines(config, m, n, k, a, b, k, 1, c, d);
 }
 
 }  // namespace fmtcheck

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "fmtcheck/batch/convert_batch.hpp"
+#include "fmtcheck/batch/convert_parallel.hpp"
 #include "fmtcheck/core/convert.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"
@@ -35,15 +35,16 @@ void EmulatedOps::run_gemm(const GemmConfig& config, std::size_t m, std::size_t 
                            std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                            std::span<const float> c, std::span<float> d) const {
   if (runner_) return runner_(config, m, n, k, a, b, c, d);
-  fmtcheck::gemm(config, m, n, k, a, b, c, d);
+  fmtcheck::gemm_tn(config, m, n, k, a, b, c, d);
 }
 
 std::vector<std::uint32_t> EmulatedOps::cast(const Format& to, const Policy& policy, std::span<const float> x,
                                              FlagCounts& counts) {
-  // convert_batch writes elements of the format's own width.
+  // convert_parallel (convert_batch's bits, on every core for a large
+  // tensor) writes elements of the format's own width.
   auto widen = [&](auto element) {
     std::vector<decltype(element)> narrow(x.size());
-    counts += convert_batch(x, to, policy, std::span<decltype(element)>(narrow));
+    counts += convert_parallel(BatchSource{x}, to, policy, std::span<decltype(element)>(narrow));
     return std::vector<std::uint32_t>(narrow.begin(), narrow.end());
   };
   switch (to.storage_bits) {
@@ -66,7 +67,7 @@ std::vector<float> EmulatedOps::gemm_block_scaled(const Operand& a, const Operan
     config.model = *model_.for_input(formats::tf32);
     config.input = formats::tf32;
     const std::vector<float> zero(m * n, 0.0f);
-    run_gemm(config, m, n, k, dequantize_mx(a), transpose<std::uint32_t>(dequantize_mx(b), n, k), zero, d);
+    run_gemm(config, m, n, k, dequantize_mx(a), dequantize_mx(b), zero, d);
     return d;
   }
   if (model_.name != "blackwell") throw std::invalid_argument("tensor-core model '" + model_.name + "' has no MX instruction");
@@ -95,10 +96,11 @@ std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::si
   config.model = *dot;
   config.scale_a = a.scale_inv;
   config.scale_b = b.scale_inv;
-  std::vector<std::uint32_t> a_bits(a.bits.begin(), a.bits.end());
-  std::vector<std::uint32_t> b_rows = transpose(b.bits, n, k);  // gemm() takes B as k×n
+  const std::vector<float> zero(m * n, 0.0f);
+  std::vector<float> d(m * n);
   if (*a.format == *b.format) {
     config.input = *a.format;
+    run_gemm(config, m, n, k, a.bits, b.bits, zero, d);
   } else {
     if (a.format->storage_bits > 8 || b.format->storage_bits > 8) {
       throw std::invalid_argument("gemm: mixed operand formats must both be 8-bit formats");
@@ -109,12 +111,9 @@ std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::si
     // hardware take.
     const auto ocp_fp8 = [](const Format& f) { return f.name.starts_with("e4m3") || f.name.starts_with("e5m2"); };
     config.input = ocp_fp8(*a.format) && ocp_fp8(*b.format) ? formats::fp16 : formats::fp32;
-    a_bits = reencode(a_bits, *a.format, config.input);
-    b_rows = reencode(b_rows, *b.format, config.input);
+    run_gemm(config, m, n, k, reencode(a.bits, *a.format, config.input), reencode(b.bits, *b.format, config.input),
+             zero, d);
   }
-  const std::vector<float> zero(m * n, 0.0f);
-  std::vector<float> d(m * n);
-  run_gemm(config, m, n, k, a_bits, b_rows, zero, d);
   return d;
 }
 

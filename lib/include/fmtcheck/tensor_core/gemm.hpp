@@ -47,6 +47,12 @@ struct GemmConfig {
 void gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
           std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d);
 
+// gemm() with B given as N×K, k-contiguous ("TN": row j of B is column j of
+// the product, as the training emulator and the MX GEMM hold operands), read
+// in place instead of transposed first. The same bits as gemm() of Bᵀ.
+void gemm_tn(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
+             std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d);
+
 // A GEMM over block-scaled operands (OCP MX, NVFP4) on a Blackwell
 // block-scaled instruction (tensor_core.hpp). Each value along k belongs to
 // a block of scale_block values with one scale code; each instruction takes

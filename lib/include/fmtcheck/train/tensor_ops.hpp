@@ -44,7 +44,7 @@ class TensorOps {
                                   std::size_t k) = 0;
 };
 
-// The emulator: convert_batch for casts, gemm() (fp32 accumulation, no
+// The emulator: convert_parallel for casts, gemm() (fp32 accumulation, no
 // split-K, scale epilogue) under `model` for products. MX operands go to the
 // block-scaled instruction (Blackwell: gemm_block_scaled, one
 // block_scaled_dot_product_add instruction per 32 values of k chained
@@ -56,10 +56,10 @@ class TensorOps {
 // their alignment depend on the values, not on their encoding.
 class EmulatedOps final : public TensorOps {
  public:
-  // Run one gemm() and one gemm_block_scaled() (gemm.hpp's signatures): the
-  // CPU's, on as many threads as the GEMM's size repays, unless told
-  // otherwise. The Python package passes the GPU's (cuda/, the same bits) for
-  // fmtcheck.torch.emulate(device="cuda").
+  // Run one gemm_tn() and one gemm_block_scaled() (gemm.hpp's signatures:
+  // both take B as N×K): the CPU's, on as many threads as the GEMM's size
+  // repays, unless told otherwise. The Python package passes the GPU's
+  // (cuda/, the same bits) for fmtcheck.torch.emulate(device="cuda").
   using GemmRunner = std::function<void(const GemmConfig&, std::size_t m, std::size_t n, std::size_t k,
                                         std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                                         std::span<const float> c, std::span<float> d)>;
@@ -83,7 +83,7 @@ class EmulatedOps final : public TensorOps {
   void run_gemm(const GemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::span<const std::uint32_t> a,
                 std::span<const std::uint32_t> b, std::span<const float> c, std::span<float> d) const;
   const TensorCoreModel& model_;
-  GemmRunner runner_;                        // empty: fmtcheck::gemm
+  GemmRunner runner_;                        // empty: fmtcheck::gemm_tn
   BlockScaledRunner block_scaled_runner_;  // empty: fmtcheck::gemm_block_scaled
 };
 
