@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "fmtcheck/analysis/analysis.hpp"
+#include "fmtcheck/batch/convert_parallel.hpp"
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/train/exact_math.hpp"
 
@@ -30,7 +31,17 @@ float amax_of(std::span<const float> x) {
 
 std::vector<float> decode(const Format& f, std::span<const std::uint32_t> bits) {
   std::vector<float> out(bits.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) out[i] = static_cast<float>(to_double(f, bits[i]));
+  // decode_parallel (decode_batch's SIMD kernels on every core) reads
+  // containers of the format's own width.
+  const auto narrowed = [&](auto element) {
+    const std::vector<decltype(element)> codes(bits.begin(), bits.end());
+    decode_parallel(BatchSource{std::span<const decltype(element)>(codes), f}, out);
+  };
+  switch (f.storage_bits) {
+    case 8: narrowed(std::uint8_t{}); break;
+    case 16: narrowed(std::uint16_t{}); break;
+    default: decode_parallel(BatchSource{bits, f}, out);
+  }
   return out;
 }
 
