@@ -205,7 +205,7 @@ void bind_analysis(nb::module_& m) {
         std::vector<TensorOutcome> list;
         for (const nb::handle h : outcomes) list.push_back(outcome_from(h));
         return verdict(list, format_list_from_string(formats), scale, width);
-      },
+      }, default_fp,
       nb::arg("outcomes"), nb::arg("formats"), nb::arg("scale"), nb::arg("width") = 100,
       "The closing verdict of `fmtcheck analyze` over the outcomes analyze returned, one paragraph per format.");
   m.def("wrap", &wrap, nb::arg("lead"), nb::arg("text"), nb::arg("width") = 100,
@@ -213,10 +213,10 @@ void bind_analysis(nb::module_& m) {
   nb::class_<NamedArrays>(m, "NamedArrays", "Arrays with names, as analyze and the replay read them in place.")
       .def(nb::init<std::vector<std::string>, std::vector<Array>, std::vector<std::optional<std::string>>>(),
            nb::arg("names"), nb::arg("arrays"), nb::arg("froms"));
-  m.def("analyze", &analyze, nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none", nb::arg("block") = 0,
+  m.def("analyze", &analyze, default_fp, nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none", nb::arg("block") = 0,
         nb::arg("scale_rule") = "ocp", nb::arg("blocks") = false, FMTCHECK_POLICY_ARGS, nb::arg("seed") = 0,
         nb::arg("threads") = 0, "The measures of `fmtcheck analyze --json` for named arrays, and the blocks with blocks=True.");
-  m.def("gpu_analyze", &gpu_analyze, nb::arg("names"), nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none",
+  m.def("gpu_analyze", &gpu_analyze, default_fp, nb::arg("names"), nb::arg("arrays"), nb::arg("formats"), nb::arg("scale") = "none",
         nb::arg("block") = 0, nb::arg("scale_rule") = "ocp", nb::arg("blocks") = false, FMTCHECK_POLICY_ARGS,
         nb::arg("seed") = 0, "analyze for float32 arrays in GPU memory, measured there.");
 
@@ -247,7 +247,7 @@ void bind_analysis(nb::module_& m) {
              s->history = history;
              s->amax_compute = amax_compute;
              s->margin = margin;
-           },
+           }, default_fp,
            nb::arg("recipe") = "gradscaler", nb::arg("format").none() = nb::none(), nb::arg("forward").none() = nb::none(),
            nb::arg("round") = "rne", nb::arg("overflow").none() = nb::none(), nb::arg("subnormals") = "keep",
            nb::arg("tininess") = "after", nb::arg("nan") = "ieee", nb::arg("sr_bits") = 0,
@@ -258,7 +258,7 @@ void bind_analysis(nb::module_& m) {
 
   nb::class_<Replay>(m, "ScalingReplay", "A scaling recipe replayed step by step over gradient arrays.")
       .def(nb::init<const ReplaySettings&>(), nb::arg("settings"))
-      .def("step", &Replay::step, nb::arg("step"), nb::arg("arrays"), "Replays one step's named gradient arrays.")
+      .def("step", &Replay::step, default_fp, nb::arg("step"), nb::arg("arrays"), "Replays one step's named gradient arrays.")
       .def("rows", &Replay::rows, "One row per step and tensor: scale, skipped, counts, amax.")
       .def("summary", &Replay::summary, "The run's totals, as `fmtcheck scale --json` writes them.");
 }

@@ -41,7 +41,7 @@ void bind_arith(nb::module_& m) {
       .value("sqrt", Operation::sqrt)
       .value("minimum", Operation::minimum)
       .value("maximum", Operation::maximum);
-  m.def("elementwise_into", &apply, nb::arg("op"), nb::arg("format"), nb::arg("a"), nb::arg("b").none(), nb::arg("c").none(),
+  m.def("elementwise_into", &apply, default_fp, nb::arg("op"), nb::arg("format"), nb::arg("a"), nb::arg("b").none(), nb::arg("c").none(),
         nb::arg("out"), FMTCHECK_POLICY_ARGS, nb::arg("sr_random") = 0, nb::arg("threads") = 0,
         "out[i] = op(a[i], b[i], c[i]) on codes of `format`, each correctly rounded under the policy, into uint64 `out`;\n"
         "returns the flag counts.");

@@ -151,22 +151,22 @@ void gpu_decode_array(const CudaArray& codes, const std::string& from_name, Cuda
 }  // namespace
 
 void bind_convert(nb::module_& m) {
-  m.def("convert_into", &convert_array, nb::arg("array"), nb::arg("to"), nb::arg("from_").none(), nb::arg("out"),
+  m.def("convert_into", &convert_array, default_fp, nb::arg("array"), nb::arg("to"), nb::arg("from_").none(), nb::arg("out"),
         FMTCHECK_POLICY_ARGS, nb::arg("seed") = 0, nb::arg("threads") = 0,
         "Converts `array` into format `to`, writing the container bits into `out` (unsigned integers of the\n"
         "format's storage width, as many as the input), on `threads` threads (0: every core), without the GIL.\n"
         "Returns the flag counts. fmtcheck.convert is the friendly front.");
-  m.def("gpu_decode_into", &gpu_decode_array, nb::arg("codes"), nb::arg("from_"), nb::arg("out"),
+  m.def("gpu_decode_into", &gpu_decode_array, default_fp, nb::arg("codes"), nb::arg("from_"), nb::arg("out"),
         "Decodes codes of `from_` in CUDA memory into `out` there (float32, or float64 for formats float32\n"
         "cannot hold: _core.float32_holds). fmtcheck.decode is the friendly front.");
-  m.def("gpu_convert_into", &gpu_convert_array, nb::arg("array"), nb::arg("to"), nb::arg("out"), FMTCHECK_POLICY_ARGS,
+  m.def("gpu_convert_into", &gpu_convert_array, default_fp, nb::arg("array"), nb::arg("to"), nb::arg("out"), FMTCHECK_POLICY_ARGS,
         nb::arg("seed") = 0,
         "convert_into on the GPU: float32 `array` and `out` in CUDA memory (the same bits as the CPU's).");
-  m.def("decode_into", &decode_array, nb::arg("codes"), nb::arg("from_"), nb::arg("out"), nb::arg("threads") = 0,
+  m.def("decode_into", &decode_array, default_fp, nb::arg("codes"), nb::arg("from_"), nb::arg("out"), nb::arg("threads") = 0,
         "Decodes codes of format `from_` into `out` (float32, or float64 for formats float32 cannot hold).");
-  m.def("convert_value", &convert_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS, nb::arg("sr_random") = 0,
+  m.def("convert_value", &convert_scalar, default_fp, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS, nb::arg("sr_random") = 0,
         "One value (a float, or text such as \"0.1\" or \"1/3\", taken exactly) rounded once into `to`: (bits, flags).");
-  m.def("stochastic_outcomes", &stochastic_scalar, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS,
+  m.def("stochastic_outcomes", &stochastic_scalar, default_fp, nb::arg("x"), nb::arg("to"), FMTCHECK_POLICY_ARGS,
         "Every outcome of stochastic rounding one value into `to`: ([(bits, flags, draws)], mean, bias).");
   m.def("to_exact_decimal", [](const std::string& f, std::uint64_t bits) { return to_exact_decimal(format_from_string(f), bits); },
         nb::arg("format"), nb::arg("bits"), "The exact decimal value of a code: \"0.000000059604644775390625\".");

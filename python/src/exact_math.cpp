@@ -86,19 +86,19 @@ nb::tuple softmax_cross_entropy(const Array& logits, const Labels& labels, std::
 }  // namespace
 
 void bind_exact_math(nb::module_& m) {
-  m.def("matmul_fma", &matmul_fma, nb::arg("a"), nb::arg("b"), nb::arg("m"), nb::arg("n"), nb::arg("k"),
+  m.def("matmul_fma", &matmul_fma, default_fp, nb::arg("a"), nb::arg("b"), nb::arg("m"), nb::arg("n"), nb::arg("k"),
         "A.B^T (A m x k, B n x k) as fmtcheck train's float32 FMA chain, k in order.");
-  m.def("column_sums", &column_sums, nb::arg("x"), nb::arg("rows"), nb::arg("cols"),
+  m.def("column_sums", &column_sums, default_fp, nb::arg("x"), nb::arg("rows"), nb::arg("cols"),
         "Column sums in float32, rows in order.");
-  m.def("softmax_rows", &softmax_rows, nb::arg("x"), nb::arg("cols"),
+  m.def("softmax_rows", &softmax_rows, default_fp, nb::arg("x"), nb::arg("cols"),
         "Softmax of each row in float32, in order, exp correctly rounded (-inf entries give 0).");
-  m.def("softmax_rows_backward", &softmax_rows_backward, nb::arg("p"), nb::arg("dp"), nb::arg("cols"),
+  m.def("softmax_rows_backward", &softmax_rows_backward, default_fp, nb::arg("p"), nb::arg("dp"), nb::arg("cols"),
         "p (dp - sum(dp p)) per row, sums in order.");
-  m.def("layer_norm", &layer_norm, nb::arg("x"), nb::arg("gamma"), nb::arg("beta"), nb::arg("eps"),
+  m.def("layer_norm", &layer_norm, default_fp, nb::arg("x"), nb::arg("gamma"), nb::arg("beta"), nb::arg("eps"),
         "Layer norm over rows of gamma's width: (y, xhat, rstd).");
-  m.def("layer_norm_backward", &layer_norm_backward, nb::arg("dy"), nb::arg("gamma"), nb::arg("xhat"),
+  m.def("layer_norm_backward", &layer_norm_backward, default_fp, nb::arg("dy"), nb::arg("gamma"), nb::arg("xhat"),
         nb::arg("rstd"), "(dx, dgamma, dbeta), rows in order.");
-  m.def("softmax_cross_entropy", &softmax_cross_entropy, nb::arg("logits"), nb::arg("labels"), nb::arg("classes"),
+  m.def("softmax_cross_entropy", &softmax_cross_entropy, default_fp, nb::arg("logits"), nb::arg("labels"), nb::arg("classes"),
         nb::arg("loss_scale"), "fmtcheck train's exact mean cross-entropy: (loss, gradient of loss x loss_scale).");
 }
 

@@ -140,12 +140,12 @@ void bind_recipe_casts(nb::module_& m) {
       .def_prop_ro("float32", &RecipeCasts::float32)
       .def_prop_ro("activation", &RecipeCasts::activation)
       .def_prop_ro("model", &RecipeCasts::model, "The tensor-core preset, a name of fmtcheck.models().")
-      .def("operand", &RecipeCasts::operand, nb::arg("name"), nb::arg("role"), nb::arg("x"))
-      .def("columnwise", &RecipeCasts::columnwise, nb::arg("name"), nb::arg("role"), nb::arg("rowwise"),
+      .def("operand", &RecipeCasts::operand, default_fp, nb::arg("name"), nb::arg("role"), nb::arg("x"))
+      .def("columnwise", &RecipeCasts::columnwise, default_fp, nb::arg("name"), nb::arg("role"), nb::arg("rowwise"),
            nb::arg("source"))
-      .def("gemm", &RecipeCasts::gemm, nb::arg("a"), nb::arg("b"), "(a.scale_inv b.scale_inv) A.B^T, float32")
-      .def("to_activation", &RecipeCasts::to_activation, nb::arg("name"), nb::arg("x"))
-      .def("activation_matmul", &RecipeCasts::activation_matmul, nb::arg("name"), nb::arg("a"), nb::arg("b"),
+      .def("gemm", &RecipeCasts::gemm, default_fp, nb::arg("a"), nb::arg("b"), "(a.scale_inv b.scale_inv) A.B^T, float32")
+      .def("to_activation", &RecipeCasts::to_activation, default_fp, nb::arg("name"), nb::arg("x"))
+      .def("activation_matmul", &RecipeCasts::activation_matmul, default_fp, nb::arg("name"), nb::arg("a"), nb::arg("b"),
            nb::arg("m"), nb::arg("n"), nb::arg("k"))
       .def("begin_step", &RecipeCasts::begin_step)
       .def("step_stats", &RecipeCasts::step_stats, "[(name, amax, scale, flag counts)] of this step");

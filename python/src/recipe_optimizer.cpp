@@ -97,8 +97,8 @@ void bind_recipe_optimizer(nb::module_& m) {
            nb::arg("recipe"), nb::arg("kind"), nb::arg("lr"), nb::arg("momentum"), nb::arg("beta1"), nb::arg("beta2"),
            nb::arg("eps"), nb::arg("sr_bits"), nb::arg("sr_seed"), nb::arg("names"), nb::arg("sizes"))
       .def_prop_ro("weights", &RecipeOptimizer::weights, "The weights' format, None for float32 masters.")
-      .def("stored", &RecipeOptimizer::stored, nb::arg("x"), "x rounded to the weight format, flat.")
-      .def("step", &RecipeOptimizer::step, nb::arg("values"), nb::arg("grads"),
+      .def("stored", &RecipeOptimizer::stored, default_fp, nb::arg("x"), "x rounded to the weight format, flat.")
+      .def("step", &RecipeOptimizer::step, default_fp, nb::arg("values"), nb::arg("grads"),
            "One step: (new values, [(name, nonzero updates, lost updates)]).");
 }
 

@@ -128,15 +128,15 @@ void bind_tensor_core(nb::module_& m) {
           }
           return out;
         }, "The tensor-core presets: name, description, input formats.");
-  m.def("dot", &dot, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("model"), nb::arg("input"), nb::arg("out"),
+  m.def("dot", &dot, default_fp, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("model"), nb::arg("input"), nb::arg("out"),
         "sum a[k]*b[k] + c on one tensor-core instruction chain of `model`: (bits of `out`, flags).");
-  m.def("gemm_into", &gemm_into, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("d"), nb::arg("m"), nb::arg("n"),
+  m.def("gemm_into", &gemm_into, default_fp, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("d"), nb::arg("m"), nb::arg("n"),
         nb::arg("k"), nb::arg("model"), nb::arg("input"), nb::arg("input_b"), nb::arg("accumulator"), nb::arg("scale_a"),
         nb::arg("scale_b"),
         nb::arg("promote_every"), nb::arg("split_k"), nb::arg("threads"), nb::arg("device") = "cpu",
         "D = A.B + C on `model` (fmtcheck/tensor_core/gemm.hpp; B in `input_b`), into float32 `d`, on the CPU\n"
         "or (device \"cuda\") the GPU.");
-  m.def("gpu_gemm_into", &gpu_gemm_into, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("d"), nb::arg("m"),
+  m.def("gpu_gemm_into", &gpu_gemm_into, default_fp, nb::arg("a"), nb::arg("b"), nb::arg("c"), nb::arg("d"), nb::arg("m"),
         nb::arg("n"), nb::arg("k"), nb::arg("model"), nb::arg("input"), nb::arg("input_b"), nb::arg("accumulator"),
         nb::arg("scale_a"), nb::arg("scale_b"), nb::arg("promote_every"), nb::arg("split_k"),
         "gemm_into on the GPU for arrays in CUDA memory; returns how many outputs the CPU finished.");

@@ -68,7 +68,7 @@ void bind_trainer(nb::module_& m) {
                     std::size_t, double, int>(),
            nb::arg("model"), nb::arg("data"), nb::arg("recipe"), nb::arg("gpu") = "hopper", nb::arg("seed") = 0,
            nb::arg("batch") = 32, nb::arg("init_scale") = 65536.0, nb::arg("growth_interval") = 2000)
-      .def("step", &Trainer::step, "One training step: {loss, loss_scale, skipped, grad_norm, tensors, updates}.")
+      .def("step", &Trainer::step, default_fp, "One training step: {loss, loss_scale, skipped, grad_norm, tensors, updates}.")
       .def("parameters", &Trainer::parameters, "The float32 weights now, by name.");
 }
 

@@ -6,6 +6,7 @@ every gradient's layout are checked this way; the rounding inside the GEMMs is p
 `fmtcheck train` (test_emulate_train.py). Also: the counts' names and the report's width, and what is
 not emulated: one Error, or with unsupported="warn" torch's result and one warning per op."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -152,6 +153,25 @@ def test_cuda_tensors_are_computed_on_a_host_copy():
     with ft.emulate("bf16", "hopper"):
         want = F.linear(x.detach().cpu(), w.detach().cpu())
     assert y.device == x.device and torch.equal(y.cpu(), want) and x.grad.device == x.device
+
+
+def test_subnormal_results_survive_torch_flushing_subnormals():
+    """torch.set_flush_denormal(True) turns on flush-to-zero and denormals-are-zero in the caller's
+    thread; fmtcheck still computes as the emulated hardware does (it keeps subnormals) and gives
+    torch its setting back. 2^-70 . 2^-70 summed over k = 64 is 2^-134 exactly: float32 bits 2^15."""
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU cannot flush subnormals (torch.set_flush_denormal needs SSE3)")
+    try:
+        tiny = torch.full((2, 64), 2.0**-70), torch.full((3, 64), 2.0**-70)
+        with ft.emulate("fp32", "hopper"):
+            y = F.linear(*tiny)  # the recipe's FMA chain
+        codes = np.full((2, 64), 57 << 7, np.uint16), np.full((64, 3), 57 << 7, np.uint16)  # bf16 2^-70
+        d = fmtcheck.gemm(*codes, model="hopper-wgmma", input="bf16")  # the tensor-core GEMM and its epilogue
+        assert y.view(torch.int32).eq(1 << 15).all() and (d.view(np.uint32) == 1 << 15).all()
+        still_flushing = torch.tensor([1 << 15], dtype=torch.int32).view(torch.float32) * 2
+        assert still_flushing.view(torch.int32).item() == 0
+    finally:
+        torch.set_flush_denormal(False)
 
 
 def test_autocast_inside_emulate_is_an_error():
