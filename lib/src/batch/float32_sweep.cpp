@@ -1,12 +1,10 @@
 #include "fmtcheck/batch/float32_sweep.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <bit>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "fmtcheck/batch/convert_batch.hpp"
 
 namespace fmtcheck {
@@ -32,36 +30,35 @@ namespace {
 constexpr std::uint64_t kCount = std::uint64_t{1} << 32;
 constexpr std::size_t kChunk = std::size_t{1} << 22;
 
-// One thread's buffers, kept for the whole sweep (allocating per chunk
-// would spend the time on page faults).
+// A thread's buffers, kept from chunk to chunk (allocating per chunk would
+// spend the time on page faults).
 template <class Code>
-struct Worker {
-  std::vector<float> in = std::vector<float>(kChunk);
-  std::vector<Code> out = std::vector<Code>(kChunk);
-  Float32Sweep sum;
-
-  void chunk(const Format& to, const Policy& p, std::uint64_t seed, std::uint64_t first) {
-    sum.flags += convert_float32_patterns(first, to, p, seed, std::span<Code>(out), in);
-    for (std::size_t i = 0; i < kChunk; ++i) sum.digest += sweep_digest_term(static_cast<std::uint32_t>(first + i), out[i]);
-  }
+struct Buffers {
+  std::vector<float> in;
+  std::vector<Code> out;
 };
+template <class Code>
+thread_local Buffers<Code> buffers;
 
-// Chunks of the 2^32 inputs taken by the threads in turn.
+// The 2^32 inputs in chunks on the library's threads, each chunk summed
+// apart: the digest is a sum, so any order gives the same.
 template <class Code>
 Float32Sweep sweep(const Format& to, const Policy& p, std::uint64_t seed, unsigned threads) {
-  std::atomic<std::uint64_t> next{0};
-  std::vector<Worker<Code>> workers(threads);
-  std::vector<std::thread> pool;
-  for (Worker<Code>& w : workers) {
-    pool.emplace_back([&] {
-      for (std::uint64_t first; (first = next.fetch_add(kChunk)) < kCount;) w.chunk(to, p, seed, first);
-    });
-  }
-  for (std::thread& t : pool) t.join();
+  std::vector<Float32Sweep> sums(kCount / kChunk);
+  detail::run_parallel(sums.size(), threads, [&](std::uint64_t c) {
+    Buffers<Code>& b = buffers<Code>;
+    b.out.resize(kChunk);
+    const std::uint64_t first = c * kChunk;
+    sums[c].flags = convert_float32_patterns(first, to, p, seed, std::span<Code>(b.out), b.in);
+    for (std::size_t i = 0; i < kChunk; ++i) {
+      sums[c].digest += sweep_digest_term(static_cast<std::uint32_t>(first + i), b.out[i]);
+    }
+  });
+  buffers<Code> = {};  // the calling thread's; the other threads' went with them
   Float32Sweep total;
-  for (const Worker<Code>& w : workers) {
-    total.flags += w.sum.flags;
-    total.digest += w.sum.digest;
+  for (const Float32Sweep& s : sums) {
+    total.flags += s.flags;
+    total.digest += s.digest;
   }
   return total;
 }
@@ -69,7 +66,6 @@ Float32Sweep sweep(const Format& to, const Policy& p, std::uint64_t seed, unsign
 }  // namespace
 
 Float32Sweep sweep_every_float32(const Format& to, const Policy& p, std::uint64_t seed, unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   switch (to.storage_bits) {
     case 8: return sweep<std::uint8_t>(to, p, seed, threads);
     case 16: return sweep<std::uint16_t>(to, p, seed, threads);

@@ -68,12 +68,12 @@ void MatmulFma(const float* a, const float* b, std::size_t m, std::size_t n, std
       c30 = hn::MulAdd(a3, b0, c30), c31 = hn::MulAdd(a3, b1, c31);
     }
     const std::size_t columns = std::min(width, n - j0);
-    std::vector<float> row(width);
+    float row[2 * hn::MaxLanes(d)];  // a panel's row, of which the first `columns` are C's
     const auto store = [&](std::size_t i, decltype(c00) lo, decltype(c00) hi) {
       if (i >= m) return;
-      hn::StoreU(lo, d, row.data());
-      hn::StoreU(hi, d, row.data() + lanes);
-      std::copy_n(row.data(), columns, c + i * n + j0);
+      hn::StoreU(lo, d, row);
+      hn::StoreU(hi, d, row + lanes);
+      std::copy_n(row, columns, c + i * n + j0);
     };
     store(i0, c00, c01);
     store(i0 + 1, c10, c11);
