@@ -1,5 +1,6 @@
 // gemm() on the CPU: the operands decoded line by line, then gemm_kernel.hpp's
-// kernel (shared with the GPU) for every output on the CPU's threads, with
+// kernel (shared with the GPU; its fused blocks in vector lanes here,
+// fused_vector.hpp) for every output on the CPU's threads, with
 // what it does not cover (NaN and infinity, CDNA3 operands of 2^63 or more,
 // sums wider than a WideSum) handed to dot_product_add; tests/tensor_core/test_gemm.cpp
 // checks the whole bit for bit against dot_product_add. A 1024^3 FP8 GEMM
@@ -16,6 +17,7 @@
 #include "fmtcheck/core/decode.hpp"
 #include "fmtcheck/tensor_core/gemm_kernel.hpp"
 #include "core/parallel.hpp"
+#include "tensor_core/fused_vector.hpp"
 #include "tensor_core/parallel.hpp"
 
 namespace fmtcheck {
@@ -136,23 +138,68 @@ void gemm_of_lines(const GemmConfig& config, std::size_t m, std::size_t n, std::
   const Format& input_b = config.input_b ? *config.input_b : config.input;
   const Lines rows = decode_lines(config.input, setup.read_a, a, m, k, k, 1, setup.max_align);
   const Lines cols = decode_lines(input_b, setup.read_b, b, n, k, b_line_stride, b_k_stride, setup.max_align);
+  // Fused blocks run in vector lanes, several columns of a row at once.
+  const bool vector = setup.fast && detail::fused_vector_covers(setup.kernel);
+  // The k ranges gemm_output asks the tensor core for, in its order (split-K
+  // slices, promotion chunks): the same for every output.
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  detail::gemm_output(
+      setup.plan, [&](std::size_t k0, std::size_t k1) { return ranges.emplace_back(k0, k1), 0.0f; }, 0.0f);
 
+  // The tensor core's result for k in [k0, k1) of row i, column j, alone.
+  const auto tensor_core = [&](std::size_t i, std::size_t j, std::size_t k0, std::size_t k1) -> float {
+    const std::size_t ai = i * k + k0, bj = j * k + k0;
+    if (setup.fast && !rows.special[i] && !cols.special[j]) {
+      const ContiguousLine row{&rows.sig[ai], &rows.align[ai]}, col{&cols.sig[bj], &cols.align[bj]};
+      return detail::accumulator_value(setup.kernel.accumulator, setup.kernel.chunk(row, col, k1 - k0));
+    }
+    const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
+    const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
+    const auto bits = dot_product_add(config.model, config.input, input_b, av, bv, 0, config.accumulator).bits;
+    return detail::accumulator_value(setup.kernel.accumulator, static_cast<std::uint32_t>(bits));
+  };
+
+  // Outputs [o0, o1) in groups of up to fused_vector_columns columns of one
+  // row: every range's tensor-core results of the group first (those the
+  // vector kernel covers together), then each output's sum and epilogue.
   const auto run_outputs = [&](std::size_t o0, std::size_t o1) {
-    for (std::size_t o = o0; o < o1; ++o) {
-      const std::size_t i = o / n, j = o % n;
-      // The tensor core's result for k in [k0, k1) of row i, column j.
-      const auto tensor_core = [&](std::size_t k0, std::size_t k1) -> float {
-        const std::size_t ai = i * k + k0, bj = j * k + k0;
-        if (setup.fast && !rows.special[i] && !cols.special[j]) {
-          const ContiguousLine row{&rows.sig[ai], &rows.align[ai]}, col{&cols.sig[bj], &cols.align[bj]};
-          return detail::accumulator_value(setup.kernel.accumulator, setup.kernel.chunk(row, col, k1 - k0));
+    constexpr std::size_t most = detail::fused_vector_columns;
+    std::vector<float> value(most * ranges.size());  // value[col * ranges.size() + r]
+    for (std::size_t o = o0; o < o1;) {
+      const std::size_t i = o / n, j0 = o % n;
+      const std::size_t group = std::min({most, o1 - o, n - j0});
+      std::size_t together[most];  // the group's columns the vector kernel takes
+      std::size_t count = 0;
+      for (std::size_t col = 0; col < group; ++col) {
+        if (vector && !rows.special[i] && !cols.special[j0 + col]) together[count++] = col;
+      }
+      for (std::size_t r = 0; r < ranges.size(); ++r) {
+        const auto [k0, k1] = ranges[r];
+        for (std::size_t col = 0, t = 0; col < group; ++col) {
+          if (t < count && together[t] == col) {
+            ++t;
+          } else {
+            value[col * ranges.size() + r] = tensor_core(i, j0 + col, k0, k1);
+          }
         }
-        const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
-        const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
-        const auto bits = dot_product_add(config.model, config.input, input_b, av, bv, 0, config.accumulator).bits;
-        return detail::accumulator_value(setup.kernel.accumulator, static_cast<std::uint32_t>(bits));
-      };
-      d[i * n + j] = detail::gemm_output(setup.plan, tensor_core, c[i * n + j]);
+        if (count == 0) continue;
+        detail::FusedLines lines{&rows.sig[i * k + k0], &rows.align[i * k + k0], {}, {}};
+        for (std::size_t t = 0; t < count; ++t) {
+          lines.b_sig[t] = &cols.sig[(j0 + together[t]) * k + k0];
+          lines.b_align[t] = &cols.align[(j0 + together[t]) * k + k0];
+        }
+        std::uint32_t bits[most];
+        detail::fused_chunks_vector(setup.kernel, lines, count, k1 - k0, bits);
+        for (std::size_t t = 0; t < count; ++t) {
+          value[together[t] * ranges.size() + r] = detail::accumulator_value(setup.kernel.accumulator, bits[t]);
+        }
+      }
+      for (std::size_t col = 0; col < group; ++col) {
+        std::size_t next = col * ranges.size();
+        const auto recorded = [&](std::size_t, std::size_t) { return value[next++]; };
+        d[i * n + j0 + col] = detail::gemm_output(setup.plan, recorded, c[i * n + j0 + col]);
+      }
+      o += group;
     }
   };
 

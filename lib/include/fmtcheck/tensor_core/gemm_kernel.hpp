@@ -244,21 +244,32 @@ struct GemmKernel {
       e_max = e > e_max ? e : e_max;
     });
     if (e_max < zero_align / 2) return 0;  // every term is zero: +0
-    const int unit = e_max - model.fraction_bits;
-    std::int64_t sum = 0;
-    if (c.sig != 0) {
-      const int shift = unit - (c.align - accumulator.mantissa_bits);
-      const std::int64_t mag = c.sig < 0 ? -std::int64_t{c.sig} : std::int64_t{c.sig};
-      const std::int64_t t = shift >= 63 ? 0 : shift > 0 ? mag >> shift : mag << -shift;
-      sum = c.sig < 0 ? -t : t;
-    }
+    std::int64_t products = 0;
     each([&](std::size_t k) {
       const std::int64_t p = static_cast<std::int64_t>(a.sig(k)) * b.sig(k);
       const int gap = e_max - (a.align(k) + b.align(k));
       const int d = gap < 63 ? gap : 63;
       const std::int64_t t = ((p < 0 ? -p : p) << shift_up) >> d;  // truncation toward zero
-      sum += p < 0 ? -t : t;
+      products += p < 0 ? -t : t;
     });
+    return fused_finish(c, e_max, products);
+  }
+
+  // A fused block's last step: C (finite) truncated at 2^(e_max - F) like
+  // the products, whose truncated sum is `products`, added to them, and the
+  // sum rounded to the accumulator. e_max is the block's largest exponent,
+  // C's included. fused_block and the CPU's vector kernel (fused_vector.cpp)
+  // end here.
+  [[nodiscard]] FMTCHECK_HD std::uint32_t fused_finish(const Operand& c, std::int32_t e_max,
+                                                       std::int64_t products) const {
+    const int unit = e_max - model.fraction_bits;
+    std::int64_t sum = products;
+    if (c.sig != 0) {
+      const int shift = unit - (c.align - accumulator.mantissa_bits);
+      const std::int64_t mag = c.sig < 0 ? -std::int64_t{c.sig} : std::int64_t{c.sig};
+      const std::int64_t t = shift >= 63 ? 0 : shift > 0 ? mag >> shift : mag << -shift;
+      sum += c.sig < 0 ? -t : t;
+    }
     if (sum == 0) return 0;
     return static_cast<std::uint32_t>(
         round_to_format(fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);

@@ -1,0 +1,42 @@
+// The CPU's vector kernel for the fused tensor-core structures: one block's
+// products side by side in the lanes of a vector (along k), several columns
+// at once, the rest of a block as GemmKernel does it. gemm() calls it where
+// it covers the model; tests/tensor_core/test_fused_vector.cpp checks it bit
+// for bit against GemmKernel::chunk on every vector width this CPU runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fmtcheck/tensor_core/gemm_kernel.hpp"
+
+namespace fmtcheck::detail {
+
+// The most columns of B one call takes.
+inline constexpr std::size_t fused_vector_columns = 4;
+
+// A row of A and up to fused_vector_columns columns of B, decoded as gemm()
+// decodes them (significands and alignments), each contiguous along k.
+struct FusedLines {
+  const std::int32_t* a_sig;
+  const std::int32_t* a_align;
+  const std::int32_t* b_sig[fused_vector_columns];
+  const std::int32_t* b_align[fused_vector_columns];
+};
+
+// Whether fused_chunks_vector computes `kernel`'s chunks: fused blocks with a
+// finite F of at most 25 bits (every NVIDIA preset) and FP8 mma.sync's fp16
+// groups. Then a product's significand times 2^G stays below 2^27, so 16 of
+// them sum exactly in 32-bit lanes.
+bool fused_vector_covers(const GemmKernel& kernel);
+
+// out[col] = kernel.chunk(row, column col, len) for the first `columns`
+// (1 to fused_vector_columns) columns of `lines`.
+void fused_chunks_vector(const GemmKernel& kernel, const FusedLines& lines, std::size_t columns, std::size_t len,
+                         std::uint32_t* out);
+
+// The lanes a block's products take at a time on this CPU (16 with AVX-512,
+// 8 with AVX2, 4 with SSE4).
+std::size_t fused_vector_lanes();
+
+}  // namespace fmtcheck::detail
