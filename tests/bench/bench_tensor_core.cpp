@@ -60,6 +60,25 @@ BENCHMARK(BM_gemm_hopper_e4m3)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_gemm_hopper_e4m3_promote128)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_bf16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// One token through GPT-2's MLP weight (1 x 768 by 768 x 3072, B as N x K as
+// torch's Linear holds it), bf16 under Hopper: decoding the weight costs as
+// much as its products here, as in generation a token at a time.
+void BM_gemm_tn_one_row_bf16(benchmark::State& state) {
+  const std::size_t k = 768, n = 3072;
+  GemmConfig g;
+  g.model = *find_tensor_core_model("hopper")->for_input(formats::bf16);
+  g.input = formats::bf16;
+  const auto a = random_bits(formats::bf16, k), b = random_bits(formats::bf16, n * k);
+  std::vector<float> c(n, 0.0f), d(n);
+  for (auto _ : state) {
+    gemm_tn(g, 1, n, k, a, b, c, d);
+    benchmark::DoNotOptimize(d.data());
+  }
+  state.counters["products/s"] =
+      benchmark::Counter(static_cast<double>(n * k), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_gemm_tn_one_row_bf16)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The structures that are not one fused block (FP8 mma.sync through fp16
 // blocks, AMD CDNA3 and CDNA2), beside the fused kernel on the same size, one
 // thread each.

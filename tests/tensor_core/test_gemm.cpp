@@ -285,6 +285,22 @@ TEST_CASE("gemm hands NaN and infinity to the reference and agrees with it") {
   }
 }
 
+TEST_CASE("gemm decodes a matrix with more elements than its format has codes through a table") {
+  // B holds 81920 elements: more than fp16's 65536 codes and e4m3's 256, so
+  // gemm decodes it by lookup; about half its columns hold a NaN or an
+  // infinity, which the table must flag for the reference path.
+  std::mt19937 rng(27);
+  for (const auto& [name, f] : {std::pair{"hopper", &formats::fp16}, std::pair{"hopper", &formats::e4m3},
+                                std::pair{"hopper-wgmma", &formats::e5m2}, std::pair{"mi300x", &formats::bf16}}) {
+    CAPTURE(name);
+    CAPTURE(f->name);
+    GemmConfig g;
+    g.model = *find_tensor_core_model(name)->for_input(*f);
+    g.input = *f;
+    check_gemm(g, 2, 2048, 40, true, rng);
+  }
+}
+
 TEST_CASE("FP8 mma.sync in the fast kernel: fp16 accumulators that overflow, NaN and infinity") {
   // Random e5m2 bits reach 57344: sums overflow fp16 to infinity inside one
   // fp16 block and in the addition of C, in either order of signs.

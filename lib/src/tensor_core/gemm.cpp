@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -24,38 +26,68 @@ namespace fmtcheck {
 namespace {
 
 // One operand matrix, decoded line by line (rows of A, columns of B) so that
-// the inner loop over k reads contiguous memory.
+// the inner loop over k reads contiguous memory. (Left uninitialised until
+// decoded: a weight matrix is tens of megabytes.)
 struct Lines {
-  std::vector<std::int32_t> sig, align;
+  std::unique_ptr<std::int32_t[]> sig, align;
   std::vector<char> special;  // per line: some element is NaN or infinite
-  std::vector<std::uint32_t> bits;  // the original bits, line by line, for the reference path
 };
 
 // Bits of `f`, read as values of `as` (f itself, or fp16 for FP8 mma.sync;
-// exact either way). A line with an element aligned above max_align goes to
-// the reference path too (CDNA3: its products may reach 2^128). Lines are
-// decoded on several threads where there are enough of them (a weight
-// matrix: as many elements as a one-row GEMM has products).
+// exact either way).
+detail::Operand decode_element(const Format& f, const Format& as, std::uint32_t bits, bool& special) {
+  return as != f ? detail::decode_operand(as, convert_bits(bits, f, as).bits, special)
+                 : detail::decode_operand(f, bits, special);
+}
+
+// Every code of a format of at most 16 bits, decoded by decode_element: when
+// a matrix has more elements than the format has codes, each element is a
+// lookup instead (a tenth of the time).
+struct DecodeTable {
+  std::vector<detail::Operand> operand;
+  std::vector<char> special;
+};
+std::optional<DecodeTable> decode_table(const Format& f, const Format& as, std::size_t elements) {
+  if (f.storage_bits > 16) return std::nullopt;
+  const std::size_t codes = std::size_t{1} << f.storage_bits;
+  if (elements < codes) return std::nullopt;
+  DecodeTable t{std::vector<detail::Operand>(codes), std::vector<char>(codes)};
+  for (std::size_t code = 0; code < codes; ++code) {
+    bool special = false;
+    t.operand[code] = decode_element(f, as, static_cast<std::uint32_t>(code), special);
+    t.special[code] = special ? 1 : 0;
+  }
+  return t;
+}
+
+// The matrix `m` of `f` read as `as`, line l's element i at
+// m[l * line_stride + i * k_stride]. A line with an element aligned above
+// max_align goes to the reference path too (CDNA3: its products may reach
+// 2^128). Lines are decoded on several threads where there are enough of
+// them (a weight matrix: as many elements as a one-row GEMM has products).
 Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint32_t> m, std::size_t lines,
                    std::size_t k, std::size_t line_stride, std::size_t k_stride, int max_align) {
-  Lines out;
-  out.sig.resize(lines * k);
-  out.align.resize(lines * k);
-  out.special.assign(lines, 0);
-  out.bits.resize(lines * k);
-  const bool reencode = as != f;
+  Lines out{std::make_unique_for_overwrite<std::int32_t[]>(lines * k),
+            std::make_unique_for_overwrite<std::int32_t[]>(lines * k), std::vector<char>(lines, 0)};
+  const std::optional<DecodeTable> table = decode_table(f, as, lines * k);
   detail::run_parallel(lines, detail::threads_for(std::uint64_t{lines} * k, std::uint64_t{1} << 16),
                        [&](std::uint64_t l) {
+    bool any_special = false;
     for (std::size_t i = 0; i < k; ++i) {
       const std::uint32_t bits = m[l * line_stride + i * k_stride];
       bool special = false;
-      const detail::Operand o = reencode ? detail::decode_operand(as, convert_bits(bits, f, as).bits, special)
-                                         : detail::decode_operand(f, bits, special);
+      detail::Operand o;
+      if (table && bits < table->operand.size()) {
+        o = table->operand[bits];
+        special = table->special[bits] != 0;
+      } else {
+        o = decode_element(f, as, bits, special);
+      }
       out.sig[l * k + i] = o.sig;
       out.align[l * k + i] = o.align;
-      out.bits[l * k + i] = bits;
-      out.special[l] |= special || o.align > max_align ? 1 : 0;
+      any_special = any_special || special || o.align > max_align;
     }
+    out.special[l] = any_special ? 1 : 0;
   });
   return out;
 }
@@ -153,8 +185,11 @@ void gemm_of_lines(const GemmConfig& config, std::size_t m, std::size_t n, std::
       const ContiguousLine row{&rows.sig[ai], &rows.align[ai]}, col{&cols.sig[bj], &cols.align[bj]};
       return detail::accumulator_value(setup.kernel.accumulator, setup.kernel.chunk(row, col, k1 - k0));
     }
-    const std::vector<std::uint64_t> av(rows.bits.begin() + ai, rows.bits.begin() + i * k + k1);
-    const std::vector<std::uint64_t> bv(cols.bits.begin() + bj, cols.bits.begin() + j * k + k1);
+    std::vector<std::uint64_t> av(k1 - k0), bv(k1 - k0);
+    for (std::size_t q = k0; q < k1; ++q) {
+      av[q - k0] = a[i * k + q];
+      bv[q - k0] = b[j * b_line_stride + q * b_k_stride];
+    }
     const auto bits = dot_product_add(config.model, config.input, input_b, av, bv, 0, config.accumulator).bits;
     return detail::accumulator_value(setup.kernel.accumulator, static_cast<std::uint32_t>(bits));
   };
