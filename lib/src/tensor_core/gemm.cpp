@@ -100,6 +100,14 @@ struct ContiguousLine {
   [[nodiscard]] std::int32_t align(std::size_t k) const { return aligns[k]; }
 };
 
+// GemmKernel::chunk over contiguous lines, compiled as a function of its
+// own: inlined into gemm_of_lines, GCC stopped inlining unpack() into the
+// scalar blocks (CDNA3 a third slower).
+[[gnu::noinline]] std::uint32_t scalar_chunk(const detail::GemmKernel& kernel, const ContiguousLine& row,
+                                             const ContiguousLine& col, std::size_t len) {
+  return kernel.chunk(row, col, len);
+}
+
 }  // namespace
 
 namespace detail {
@@ -183,7 +191,7 @@ void gemm_of_lines(const GemmConfig& config, std::size_t m, std::size_t n, std::
     const std::size_t ai = i * k + k0, bj = j * k + k0;
     if (setup.fast && !rows.special[i] && !cols.special[j]) {
       const ContiguousLine row{&rows.sig[ai], &rows.align[ai]}, col{&cols.sig[bj], &cols.align[bj]};
-      return detail::accumulator_value(setup.kernel.accumulator, setup.kernel.chunk(row, col, k1 - k0));
+      return detail::accumulator_value(setup.kernel.accumulator, scalar_chunk(setup.kernel, row, col, k1 - k0));
     }
     std::vector<std::uint64_t> av(k1 - k0), bv(k1 - k0);
     for (std::size_t q = k0; q < k1; ++q) {
