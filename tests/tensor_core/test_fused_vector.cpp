@@ -5,8 +5,12 @@
 // random lines over the whole exponent range and over a narrow one (long
 // carries, cancellation), and for the extremes its 32-bit lanes must hold:
 // every product at the largest significand and exponent, terms shifted out
-// entirely, subnormals, an fp16 accumulator that overflows. test_gemm.cpp
-// checks gemm() itself, which runs this kernel, against dot_product_add.
+// entirely, subnormals, an fp16 accumulator that overflows. Block-scaled
+// instructions (kind::mxf8f6f4) likewise against
+// BlockScaledKernel::instruction, with instructions of zero products (left
+// to it) and every kind of C. test_gemm.cpp and test_gemm_block_scaled.cpp
+// check gemm() and gemm_block_scaled(), which run these kernels, against
+// the reference dot products.
 #include <doctest/doctest.h>
 #include <hwy/targets.h>
 
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "fmtcheck/core/format.hpp"
+#include "fmtcheck/tensor_core/block_scaled_kernel.hpp"
 #include "fmtcheck/tensor_core/gemm.hpp"
 #include "fmtcheck/tensor_core/gemm_kernel.hpp"
 #include "fmtcheck/tensor_core/tensor_core.hpp"
@@ -38,7 +43,7 @@ struct LineView {
 };
 
 // How a line's values are drawn.
-enum class Values { any_finite, near_one, largest, one_large };
+enum class Values { any_finite, near_one, largest, one_large, mostly_zero };
 
 // A finite code of f: sign, exponent field and mantissa as `values` asks.
 std::uint64_t draw(const Format& f, Values values, std::size_t k, std::mt19937& rng) {
@@ -51,6 +56,10 @@ std::uint64_t draw(const Format& f, Values values, std::size_t k, std::mt19937& 
     case Values::near_one: field = top_field / 2 - 2 + rng() % 5; break;
     case Values::largest: field = top_field - 1, mantissa = mantissa_mask, sign = 0; break;
     case Values::one_large: field = k == 0 ? top_field - 1 : rng() % 3; break;  // the rest subnormal or tiny
+    case Values::mostly_zero:  // whole instructions of zero products, some of them -0 x +0
+      if (rng() % 64 != 0) return f.to_storage(sign);
+      field = top_field / 2;
+      break;
   }
   if (values == Values::any_finite && rng() % 4 == 0) return 0;  // zeros are common in real tensors
   return f.to_storage((field << f.mantissa_bits) | mantissa | sign);
@@ -145,7 +154,8 @@ TEST_CASE("the fused vector kernel gives GemmKernel::chunk's bits, every covered
     widths.insert(detail::fused_vector_lanes());
     std::mt19937 rng(static_cast<unsigned>(target));
     for (const Case& c : cases) {
-      for (const Values values : {Values::any_finite, Values::near_one, Values::largest, Values::one_large}) {
+      for (const Values values :
+           {Values::any_finite, Values::near_one, Values::largest, Values::one_large, Values::mostly_zero}) {
         CAPTURE(static_cast<int>(values));
         CHECK(wrong_chunks(c, values, rng) == 0);
       }
@@ -172,4 +182,133 @@ TEST_CASE("the fused vector kernel leaves exact alignment, AMD's structures and 
   CHECK(detail::fused_vector_covers(detail::plan_gemm(g, 16).kernel));
   g.model.fraction_bits = 26;  // 16 terms could reach 2^32
   CHECK(!detail::fused_vector_covers(detail::plan_gemm(g, 16).kernel));
+}
+
+namespace {
+
+// A block-scaled operand line, as the scalar kernel reads it.
+struct ScaledView {
+  const std::vector<detail::ScaledOperand>* line;
+  [[nodiscard]] std::int32_t sig(std::size_t k) const { return (*line)[k].sig; }
+  [[nodiscard]] std::int32_t lsb(std::size_t k) const { return (*line)[k].lsb; }
+  [[nodiscard]] std::int32_t align(std::size_t k) const { return (*line)[k].align; }
+};
+
+// Codes of f decoded both ways: the scalar kernel's and the vector kernel's.
+struct BothLines {
+  std::vector<detail::ScaledOperand> scalar;
+  Line vector;
+};
+BothLines decode_both(const Format& f, const std::vector<std::uint64_t>& codes, bool scale) {
+  BothLines out;
+  for (const std::uint64_t code : codes) {
+    bool special = false;
+    out.scalar.push_back(detail::decode_scaled_operand(f, code, scale, special));
+    const detail::Operand o = detail::decode_operand(f, code, special);
+    REQUIRE(!special);
+    out.vector.sig.push_back(o.sig);
+    out.vector.align.push_back(o.align);
+  }
+  return out;
+}
+
+// C of every kind: zeros of both signs, an infinity, and finite values from
+// tiny to huge.
+std::uint32_t random_c(std::mt19937& rng) {
+  static constexpr std::uint32_t kinds[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x00000001u};
+  if (rng() % 8 == 0) return kinds[rng() % 5];
+  return (rng() & 0x80000000u) | (static_cast<std::uint32_t>(rng() % 254 + 1) << 23) | (rng() & 0x7fffffu);
+}
+
+}  // namespace
+
+TEST_CASE("the block-scaled vector kernel gives BlockScaledKernel::instruction's bits, every target") {
+  struct Kind {
+    const Format* input;
+    std::size_t scale_block, instruction_k;
+  };
+  const std::vector<Kind> kinds = {{&formats::e4m3, 32, 32}, {&formats::e5m2, 32, 32}, {&formats::e3m2, 32, 32},
+                                   {&formats::e2m3, 32, 32}, {&formats::e2m1, 32, 32}, {&formats::e4m3, 16, 32},
+                                   {&formats::e4m3, 32, 64}};
+  hwy::SetSupportedTargetsForTest(0);
+  const std::vector<std::int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  std::size_t undecided_seen = 0;
+  for (const std::int64_t target : targets) {
+    const std::string target_name = hwy::TargetName(target);
+    CAPTURE(target_name);
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(static_cast<unsigned>(target) + 1);
+    for (const Kind& kind : kinds) {
+      BlockScaledGemmConfig g;
+      g.input = *kind.input;
+      g.scale_block = kind.scale_block;
+      g.instruction_k = kind.instruction_k;
+      const detail::BlockScaledKernel kernel = detail::plan_block_scaled(g);
+      const std::optional<int> shift_up = detail::block_scaled_vector_shift(kernel, g.input, formats::e8m0);
+      REQUIRE(shift_up.has_value());
+      const std::size_t len = kind.instruction_k, scales = len / kind.scale_block;
+      std::size_t wrong = 0;
+      for (const Values values :
+           {Values::any_finite, Values::near_one, Values::largest, Values::one_large, Values::mostly_zero}) {
+        for (int round = 0; round < 20; ++round) {
+          const auto codes = [&](const Format& f, std::size_t count, bool scale) {
+            std::vector<std::uint64_t> out;
+            for (std::size_t k = 0; k < count; ++k) {
+              // E8M0 scales from 2^-127 to 2^127 (0xff is NaN): the products' exponents span them.
+              out.push_back(scale ? rng() % 255 : draw(f, values, k, rng));
+            }
+            return decode_both(f, out, scale);
+          };
+          const BothLines row = codes(g.input, len, false), row_scales = codes(formats::e8m0, scales, true);
+          std::vector<BothLines> columns, column_scales;
+          for (std::size_t col = 0; col < detail::fused_vector_columns; ++col) {
+            columns.push_back(codes(g.input, len, false));
+            column_scales.push_back(codes(formats::e8m0, scales, true));
+          }
+          for (std::size_t count = 1; count <= detail::fused_vector_columns; ++count) {
+            detail::FusedLines elements{row.vector.sig.data(), row.vector.align.data(), {}, {}};
+            detail::FusedLines scale_lines{row_scales.vector.sig.data(), row_scales.vector.align.data(), {}, {}};
+            std::uint32_t c[detail::fused_vector_columns], got[detail::fused_vector_columns];
+            for (std::size_t col = 0; col < count; ++col) {
+              elements.b_sig[col] = columns[col].vector.sig.data();
+              elements.b_align[col] = columns[col].vector.align.data();
+              scale_lines.b_sig[col] = column_scales[col].vector.sig.data();
+              scale_lines.b_align[col] = column_scales[col].vector.align.data();
+              c[col] = got[col] = random_c(rng);
+            }
+            const unsigned undecided =
+                detail::block_scaled_vector(kernel, *shift_up, elements, scale_lines, count, len, got);
+            for (std::size_t col = 0; col < count; ++col) {
+              const std::uint32_t want =
+                  kernel.instruction(ScaledView{&row.scalar}, ScaledView{&columns[col].scalar},
+                                     ScaledView{&row_scales.scalar}, ScaledView{&column_scales[col].scalar}, len, c[col]);
+              if ((undecided >> col & 1u) != 0) {
+                // Left alone, C unchanged, only where D is a zero.
+                ++undecided_seen;
+                if ((got[col] != c[col] || (want & 0x7fffffffu) != 0) && ++wrong <= 3) {
+                  FAIL_CHECK(g.input.name << ": column " << col << " left undecided, D bits " << want);
+                }
+              } else if (got[col] != want && ++wrong <= 3) {
+                FAIL_CHECK(g.input.name << " per " << kind.scale_block << ", K = " << len << ", column " << col
+                                        << " of " << count << ": bits " << got[col] << ", instruction " << want);
+              }
+            }
+          }
+        }
+      }
+      CHECK(wrong == 0);
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  CHECK(undecided_seen > 0);  // instructions of zero products were drawn
+}
+
+TEST_CASE("the block-scaled vector kernel leaves groups and UE4M3 scales to the scalar kernel") {
+  BlockScaledGemmConfig g;
+  CHECK(detail::block_scaled_vector_shift(detail::plan_block_scaled(g), formats::e4m3, formats::e8m0) == 19);
+  // UE4M3 scales: 15^4 x 2^13 reaches 2^28.
+  CHECK(!detail::block_scaled_vector_shift(detail::plan_block_scaled(g), formats::e4m3, formats::e4m3));
+  g.model = blackwell_mxf4;  // groups of 16 products summed exactly first
+  g.input = formats::e2m1;
+  CHECK(!detail::block_scaled_vector_shift(detail::plan_block_scaled(g), formats::e2m1, formats::e8m0));
 }

@@ -4,6 +4,10 @@
 // (16 with AVX-512): the exponents' maximum and the terms' sum are lane
 // reductions, each term the scalar one, (|a*b| << G) >> min(e_max - e, 31).
 // C's decode and term, and the rounding, are GemmKernel's own (fused_finish).
+// Block-scaled instructions whose scaled products are each a term, scaled
+// by powers of two (kind::mxf8f6f4 with E8M0), are such blocks too, each
+// product's exponent moved by its scales, and end in
+// BlockScaledKernel::finish.
 // A block waits on the one before it (its C), so several columns go side by
 // side, their chains independent, sharing the row's loads.
 //
@@ -24,64 +28,145 @@ namespace hn = hwy::HWY_NAMESPACE;
 // At most 16 lanes: 16 terms below 2^27 sum below 2^31.
 using Tag = hn::CappedTag<std::int32_t, 16>;
 
-// One fused block over k in [k0, k1) for C columns: the products whose lane
-// (k - k0) mod 4 lies in [first, first + lanes) (lanes 4: all), added to
-// c_bits[col], the result written back: what GemmKernel::fused_block<lanes>
-// returns, column by column.
-template <int C>
-void Blocks(const GemmKernel& kernel, const FusedLines& x, std::size_t k0, std::size_t k1, int first, int lanes,
-            std::uint32_t* c_bits) {
-  const Tag d;
-  const hn::RebindToUnsigned<Tag> du;
-  const std::size_t n = hn::Lanes(d);
-  Operand c[C];
-  bool special[C];
-  for (int col = 0; col < C; ++col) c[col] = decode_operand(kernel.accumulator, c_bits[col], special[col]);
-  // The products this block takes among the n from k. (Highway's Iota
-  // goes through memory: it is built once.)
-  const auto lane = hn::Iota(d, 0);
-  const auto taken = [&](std::size_t k) {
+// The lanes among the n from k that a block takes: those before k1 and,
+// for FP8 mma.sync's fp16 groups, those whose (k - k0) mod 4 lies in
+// [first, first + lanes) (lanes 4: all).
+struct Taken {
+  std::size_t k0, k1;
+  int first, lanes;
+  hn::Vec<Tag> lane;  // 0, 1, 2, ... (Highway's Iota goes through memory: built once)
+
+  [[nodiscard]] hn::Mask<Tag> operator()(std::size_t k) const {
+    const Tag d;
     const auto present = hn::FirstN(d, k1 - k);
     if (lanes == 4) return present;
     const auto position = hn::And(hn::Add(lane, hn::Set(d, static_cast<std::int32_t>(k - k0))), hn::Set(d, 3));
     const auto in_group = hn::And(hn::Gt(position, hn::Set(d, first - 1)), hn::Lt(position, hn::Set(d, first + lanes)));
     return hn::And(in_group, present);
-  };
+  }
+};
+
+// Folds the exponents of the products of [k0, k1) that `taken` takes into
+// each column's running maximum, lane by lane; column col's products are
+// aligned offset[col] higher (their scales' exponents).
+template <int C>
+void MaxExponents(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& taken,
+                  const std::int32_t* offset, hn::Vec<Tag>* e_max_lanes) {
+  const Tag d;
   const auto lowest = hn::Set(d, zero_align);
-  hn::Vec<Tag> e_max_lanes[C];
-  for (int col = 0; col < C; ++col) e_max_lanes[col] = hn::Set(d, c[col].align);
-  for (std::size_t k = k0; k < k1; k += n) {
+  for (std::size_t k = k0; k < k1; k += hn::Lanes(d)) {
     const auto m = taken(k);
     const auto a_align = hn::MaskedLoad(m, d, x.a_align + k);
     for (int col = 0; col < C; ++col) {
-      const auto e = hn::Add(a_align, hn::MaskedLoad(m, d, x.b_align[col] + k));
+      const auto e = hn::Add(hn::Add(a_align, hn::MaskedLoad(m, d, x.b_align[col] + k)), hn::Set(d, offset[col]));
       e_max_lanes[col] = hn::Max(e_max_lanes[col], hn::IfThenElse(m, e, lowest));
     }
   }
-  std::int32_t e_max[C];
-  std::int64_t products[C] = {};
-  for (int col = 0; col < C; ++col) e_max[col] = hn::GetLane(hn::MaxOfLanes(d, e_max_lanes[col]));
-  for (std::size_t k = k0; k < k1; k += n) {
+}
+
+// Adds to products[col] the terms of the products of [k0, k1) that `taken`
+// takes, each the scalar kernels' (|a*b| << G) >> (e_max[col] - e) with its
+// sign, e the product's exponent plus offset[col].
+template <int C>
+void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& taken, int shift_up,
+              const std::int32_t* offset, const std::int32_t* e_max, std::int64_t* products) {
+  const Tag d;
+  const hn::RebindToUnsigned<Tag> du;
+  for (std::size_t k = k0; k < k1; k += hn::Lanes(d)) {
     const auto m = taken(k);
     // Lanes not taken load zero significands: their terms are zero.
     const auto a_sig = hn::MaskedLoad(m, d, x.a_sig + k), a_align = hn::MaskedLoad(m, d, x.a_align + k);
     for (int col = 0; col < C; ++col) {
       const auto p = hn::Mul(a_sig, hn::MaskedLoad(m, d, x.b_sig[col] + k));
-      const auto e = hn::Add(a_align, hn::MaskedLoad(m, d, x.b_align[col] + k));
-      // e_max - e of a lane not taken is large but no overflow: e >= 2 * zero_align.
+      const auto e = hn::Add(hn::Add(a_align, hn::MaskedLoad(m, d, x.b_align[col] + k)), hn::Set(d, offset[col]));
+      // e_max - e is at least 0 and, in lanes not taken, large but within
+      // int32 (exponents lie above 3 * zero_align); past 26 every term is 0.
       const auto gap = hn::Min(hn::Sub(hn::Set(d, e_max[col]), e), hn::Set(d, 31));
-      const auto magnitude = hn::ShiftLeftSame(hn::BitCast(du, hn::Abs(p)), kernel.shift_up);
+      const auto magnitude = hn::ShiftLeftSame(hn::BitCast(du, hn::Abs(p)), shift_up);
       const auto t = hn::BitCast(d, hn::Shr(magnitude, hn::BitCast(du, gap)));  // truncation toward zero
       const auto term = hn::IfThenElse(hn::Lt(p, hn::Zero(d)), hn::Neg(t), t);
       products[col] += hn::GetLane(hn::SumOfLanes(d, term));
     }
   }
+}
+
+// One fused block over k in [k0, k1) for C columns: the products `first`
+// and `lanes` take (Taken), added to c_bits[col], the result written back:
+// what GemmKernel::fused_block<lanes> returns, column by column.
+template <int C>
+void Blocks(const GemmKernel& kernel, const FusedLines& x, std::size_t k0, std::size_t k1, int first, int lanes,
+            std::uint32_t* c_bits) {
+  const Tag d;
+  const Taken taken{k0, k1, first, lanes, hn::Iota(d, 0)};
+  Operand c[C];
+  bool special[C];
+  hn::Vec<Tag> e_max_lanes[C];
+  for (int col = 0; col < C; ++col) {
+    c[col] = decode_operand(kernel.accumulator, c_bits[col], special[col]);
+    e_max_lanes[col] = hn::Set(d, c[col].align);
+  }
+  const std::int32_t no_offset[C] = {};
+  MaxExponents<C>(x, k0, k1, taken, no_offset, e_max_lanes);
+  std::int32_t e_max[C];
+  std::int64_t products[C] = {};
+  for (int col = 0; col < C; ++col) e_max[col] = hn::GetLane(hn::MaxOfLanes(d, e_max_lanes[col]));
+  AddTerms<C>(x, k0, k1, taken, kernel.shift_up, no_offset, e_max, products);
   for (int col = 0; col < C; ++col) {
     // An infinite C decides its block (the products are finite); no term
     // at all gives +0.
     if (special[col]) continue;
     c_bits[col] = e_max[col] < zero_align / 2 ? 0 : kernel.fused_finish(c[col], e_max[col], products[col]);
   }
+}
+
+// One block-scaled instruction of len elements for C columns, C = c_bits[col]
+// (fp32) and D written back, as BlockScaledKernel::instruction computes it
+// with every scaled product its own term: e_max over the nonzero terms, C's
+// included, the terms truncated at 2^(e_max - F). Returns the columns (a bit
+// each) it leaves to instruction(): those with no nonzero term, whose D is a
+// zero whose sign instruction()'s rules decide.
+template <int C>
+unsigned ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x,
+                           const FusedLines& scales, std::size_t len, std::uint32_t* c_bits) {
+  const Tag d;
+  const hn::Vec<Tag> lane = hn::Iota(d, 0);
+  Term c[C];
+  bool infinite[C];
+  hn::Vec<Tag> e_max_lanes[C];
+  for (int col = 0; col < C; ++col) {
+    const Unpacked cu = unpack(encodings::fp32(), c_bits[col]);
+    infinite[col] = cu.is_inf();
+    c[col] = to_term(cu, encodings::fp32());
+    e_max_lanes[col] = hn::Set(d, c[col].magnitude != 0 ? c[col].align : zero_align);
+  }
+  // E8M0 scales are powers of two: each scale block's pair only moves its
+  // products' exponents (never zero: E8M0 has no zero).
+  const std::size_t s = kernel.scale_block;
+  const auto offsets = [&](std::size_t j, std::int32_t* offset) {
+    for (int col = 0; col < C; ++col) offset[col] = scales.a_align[j] + scales.b_align[col][j];
+  };
+  std::int32_t offset[C];
+  for (std::size_t k0 = 0; k0 < len; k0 += s) {
+    offsets(k0 / s, offset);
+    MaxExponents<C>(x, k0, k0 + s, Taken{k0, k0 + s, 0, 4, lane}, offset, e_max_lanes);
+  }
+  std::int32_t e_max[C];
+  std::int64_t products[C] = {};
+  for (int col = 0; col < C; ++col) e_max[col] = hn::GetLane(hn::MaxOfLanes(d, e_max_lanes[col]));
+  for (std::size_t k0 = 0; k0 < len; k0 += s) {
+    offsets(k0 / s, offset);
+    AddTerms<C>(x, k0, k0 + s, Taken{k0, k0 + s, 0, 4, lane}, shift_up, offset, e_max, products);
+  }
+  unsigned undecided = 0;
+  for (int col = 0; col < C; ++col) {
+    if (infinite[col]) continue;  // an infinite C decides: the products are finite
+    if (e_max[col] < zero_align / 2) {
+      undecided |= 1u << col;
+    } else {
+      c_bits[col] = kernel.finish(c[col], e_max[col], products[col]);
+    }
+  }
+  return undecided;
 }
 
 template <int C>
@@ -111,6 +196,16 @@ void FusedChunks(const GemmKernel& kernel, const FusedLines& x, std::size_t colu
   }
 }
 
+unsigned ScaledInstructions(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x,
+                            const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits) {
+  switch (columns) {
+    case 1: return ScaledInstruction<1>(kernel, shift_up, x, scales, len, c_bits);
+    case 2: return ScaledInstruction<2>(kernel, shift_up, x, scales, len, c_bits);
+    case 3: return ScaledInstruction<3>(kernel, shift_up, x, scales, len, c_bits);
+    default: return ScaledInstruction<4>(kernel, shift_up, x, scales, len, c_bits);
+  }
+}
+
 std::size_t Lanes() { return hn::Lanes(Tag()); }
 
 }  // namespace HWY_NAMESPACE
@@ -121,6 +216,7 @@ HWY_AFTER_NAMESPACE();
 namespace fmtcheck::detail {
 
 HWY_EXPORT(FusedChunks);
+HWY_EXPORT(ScaledInstructions);
 HWY_EXPORT(Lanes);
 
 bool fused_vector_covers(const GemmKernel& kernel) {
@@ -132,6 +228,20 @@ bool fused_vector_covers(const GemmKernel& kernel) {
 void fused_chunks_vector(const GemmKernel& kernel, const FusedLines& lines, std::size_t columns, std::size_t len,
                          std::uint32_t* out) {
   HWY_DYNAMIC_DISPATCH(FusedChunks)(kernel, lines, columns, len, out);
+}
+
+std::optional<int> block_scaled_vector_shift(const BlockScaledKernel& kernel, const Format& input,
+                                             const Format& scale_format) {
+  if (kernel.group != 0 || scale_format != formats::e8m0) return std::nullopt;
+  const int shift_up = kernel.fraction_bits - 2 * input.mantissa_bits;
+  const std::uint64_t largest = (std::uint64_t{1} << (input.mantissa_bits + 1)) - 1;  // a significand
+  if (shift_up < 0 || ((largest * largest) << shift_up) >= (std::uint64_t{1} << 27)) return std::nullopt;
+  return shift_up;
+}
+
+unsigned block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const FusedLines& elements,
+                             const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits) {
+  return HWY_DYNAMIC_DISPATCH(ScaledInstructions)(kernel, shift_up, elements, scales, columns, len, c_bits);
 }
 
 std::size_t fused_vector_lanes() { return HWY_DYNAMIC_DISPATCH(Lanes)(); }

@@ -1,13 +1,19 @@
 // The CPU's vector kernel for the fused tensor-core structures: one block's
 // products side by side in the lanes of a vector (along k), several columns
-// at once, the rest of a block as GemmKernel does it. gemm() calls it where
+// at once, the rest of a block as GemmKernel (or, block-scaled,
+// BlockScaledKernel) does it. gemm() and gemm_block_scaled() call it where
 // it covers the model; tests/tensor_core/test_fused_vector.cpp checks it bit
-// for bit against GemmKernel::chunk on every vector width this CPU runs.
+// for bit against GemmKernel::chunk and BlockScaledKernel::instruction on
+// every vector width this CPU runs.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include <optional>
+
+#include "fmtcheck/core/format.hpp"
+#include "fmtcheck/tensor_core/block_scaled_kernel.hpp"
 #include "fmtcheck/tensor_core/gemm_kernel.hpp"
 
 namespace fmtcheck::detail {
@@ -34,6 +40,23 @@ bool fused_vector_covers(const GemmKernel& kernel);
 // (1 to fused_vector_columns) columns of `lines`.
 void fused_chunks_vector(const GemmKernel& kernel, const FusedLines& lines, std::size_t columns, std::size_t len,
                          std::uint32_t* out);
+
+// G for block_scaled_vector when it computes `kernel`'s instructions on
+// these formats: every scaled product its own term (no groups), E8M0 scales
+// (powers of two), and the largest |a*b| times 2^G below 2^27
+// (kind::mxf8f6f4: every element format). G = F less both elements'
+// mantissa bits.
+std::optional<int> block_scaled_vector_shift(const BlockScaledKernel& kernel, const Format& input,
+                                             const Format& scale_format);
+
+// One instruction of len elements for the first `columns` columns:
+// c_bits[col], C in fp32 bits, becomes D as kernel.instruction computes it.
+// `elements` holds the instruction's row of A and columns of B, `scales`
+// their E8M0 scales (one per scale_block elements), decoded as
+// decode_operand decodes them (a scale's significand is not read). Returns the columns, a bit each,
+// it left as they were for instruction(): those with no nonzero term.
+unsigned block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const FusedLines& elements,
+                             const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits);
 
 // The lanes a block's products take at a time on this CPU (16 with AVX-512,
 // 8 with AVX2, 4 with SSE4).

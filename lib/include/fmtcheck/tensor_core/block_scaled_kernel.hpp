@@ -106,14 +106,11 @@ struct BlockScaledKernel {
     }
     if (!any) return all_negative_zero ? 0x80000000u : 0u;
     const int unit = e_max - fraction_bits;
-    std::int64_t sum = 0;
+    std::int64_t sum = 0;  // the products' terms; C's is finish's
     const auto add = [&](bool negative, std::uint64_t magnitude, int lsb) {
-      const int shift = unit - lsb;
-      if (magnitude == 0 || shift >= 64) return;
-      const auto m = static_cast<std::int64_t>(shift > 0 ? magnitude >> shift : magnitude << -shift);
+      const std::int64_t m = truncated(magnitude, lsb, unit);
       sum += negative ? -m : m;
     };
-    add(c.negative, c.magnitude, c.lsb);
     if (group == 0) {
       for (std::size_t k = 0; k < len; ++k) {
         const std::int64_t p = static_cast<std::int64_t>(a.sig(k)) * b.sig(k);
@@ -131,9 +128,28 @@ struct BlockScaledKernel {
         add(t.sum < 0, static_cast<std::uint64_t>(t.sum < 0 ? -t.sum : t.sum) * s, t.lsb + sa.lsb(j) + sb.lsb(j));
       }
     }
+    return finish(c, e_max, sum);
+  }
+
+  // An instruction's last step, once some term is nonzero: C's term
+  // truncated at 2^(e_max - F) like the products, whose truncated sum is
+  // `products`, added to them, and the sum rounded toward zero to fp32.
+  // e_max is the largest exponent of the nonzero terms, C's included.
+  // instruction() and the CPU's vector kernel (fused_vector.cpp) end here.
+  [[nodiscard]] FMTCHECK_HD std::uint32_t finish(const Term& c, int e_max, std::int64_t products) const {
+    const int unit = e_max - fraction_bits;
+    const std::int64_t t = truncated(c.magnitude, c.lsb, unit);
+    const std::int64_t sum = products + (c.negative ? -t : t);
     if (sum == 0) return 0;  // cancellation: +0
     return static_cast<std::uint32_t>(
         round_to_format(fixed_point_value(sum, unit), rounding.target, rounding.policy).bits);
+  }
+
+  // magnitude * 2^lsb truncated toward zero at 2^unit, in units of 2^unit.
+  [[nodiscard]] FMTCHECK_HD static std::int64_t truncated(std::uint64_t magnitude, int lsb, int unit) {
+    const int shift = unit - lsb;
+    if (magnitude == 0 || shift >= 64) return 0;
+    return static_cast<std::int64_t>(shift > 0 ? magnitude >> shift : magnitude << -shift);
   }
 };
 
