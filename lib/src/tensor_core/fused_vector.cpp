@@ -121,12 +121,12 @@ void Blocks(const GemmKernel& kernel, const FusedLines& x, std::size_t k0, std::
 
 // One block-scaled instruction of len elements for C columns, C = c_bits[col]
 // (fp32) and D written back, as BlockScaledKernel::instruction computes it
-// with every scaled product its own term: e_max over the nonzero terms, C's
-// included, the terms truncated at 2^(e_max - F). Returns the columns (a bit
-// each) it leaves to instruction(): those with no nonzero term, whose D is a
-// zero whose sign instruction()'s rules decide.
+// with every scaled product its own term and E8M0 scales: e_max over the
+// nonzero terms, C's included, the terms truncated at 2^(e_max - F). With
+// no nonzero term, instruction() gives -0 only for a -0 C (E8M0 has no zero
+// scale, so no zero term is noted but C): D is C.
 template <int C>
-unsigned ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x,
+void ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x,
                            const FusedLines& scales, std::size_t len, std::uint32_t* c_bits) {
   const Tag d;
   const hn::Vec<Tag> lane = hn::Iota(d, 0);
@@ -157,16 +157,12 @@ unsigned ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const 
     offsets(k0 / s, offset);
     AddTerms<C>(x, k0, k0 + s, Taken{k0, k0 + s, 0, 4, lane}, shift_up, offset, e_max, products);
   }
-  unsigned undecided = 0;
   for (int col = 0; col < C; ++col) {
-    if (infinite[col]) continue;  // an infinite C decides: the products are finite
-    if (e_max[col] < zero_align / 2) {
-      undecided |= 1u << col;
-    } else {
-      c_bits[col] = kernel.finish(c[col], e_max[col], products[col]);
-    }
+    // An infinite C decides (the products are finite), as does a zero C
+    // with no nonzero product.
+    if (infinite[col] || e_max[col] < zero_align / 2) continue;
+    c_bits[col] = kernel.finish(c[col], e_max[col], products[col]);
   }
-  return undecided;
 }
 
 template <int C>
@@ -196,8 +192,8 @@ void FusedChunks(const GemmKernel& kernel, const FusedLines& x, std::size_t colu
   }
 }
 
-unsigned ScaledInstructions(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x,
-                            const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits) {
+void ScaledInstructions(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x, const FusedLines& scales,
+                        std::size_t columns, std::size_t len, std::uint32_t* c_bits) {
   switch (columns) {
     case 1: return ScaledInstruction<1>(kernel, shift_up, x, scales, len, c_bits);
     case 2: return ScaledInstruction<2>(kernel, shift_up, x, scales, len, c_bits);
@@ -239,9 +235,9 @@ std::optional<int> block_scaled_vector_shift(const BlockScaledKernel& kernel, co
   return shift_up;
 }
 
-unsigned block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const FusedLines& elements,
-                             const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits) {
-  return HWY_DYNAMIC_DISPATCH(ScaledInstructions)(kernel, shift_up, elements, scales, columns, len, c_bits);
+void block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const FusedLines& elements,
+                         const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits) {
+  HWY_DYNAMIC_DISPATCH(ScaledInstructions)(kernel, shift_up, elements, scales, columns, len, c_bits);
 }
 
 std::size_t fused_vector_lanes() { return HWY_DYNAMIC_DISPATCH(Lanes)(); }

@@ -53,10 +53,9 @@ std::optional<int> block_scaled_vector_shift(const BlockScaledKernel& kernel, co
 // c_bits[col], C in fp32 bits, becomes D as kernel.instruction computes it.
 // `elements` holds the instruction's row of A and columns of B, `scales`
 // their E8M0 scales (one per scale_block elements), decoded as
-// decode_operand decodes them (a scale's significand is not read). Returns the columns, a bit each,
-// it left as they were for instruction(): those with no nonzero term.
-unsigned block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const FusedLines& elements,
-                             const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits);
+// decode_operand decodes them (a scale's significand is not read).
+void block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const FusedLines& elements,
+                         const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits);
 
 // The lanes a block's products take at a time on this CPU (16 with AVX-512,
 // 8 with AVX2, 4 with SSE4).

@@ -34,10 +34,11 @@ struct Lines {
 };
 
 // Bits of `f`, read as values of `as` (f itself, or fp16 for FP8 mma.sync;
-// exact either way).
-detail::Operand decode_element(const Format& f, const Format& as, std::uint32_t bits, bool& special) {
-  return as != f ? detail::decode_operand(as, convert_bits(bits, f, as).bits, special)
-                 : detail::decode_operand(f, bits, special);
+// exact either way). reencode: as != f, compared once per matrix (formats
+// compare by name too).
+detail::Operand decode_element(const Format& f, const Format& as, bool reencode, std::uint32_t bits, bool& special) {
+  return reencode ? detail::decode_operand(as, convert_bits(bits, f, as).bits, special)
+                  : detail::decode_operand(f, bits, special);
 }
 
 // Every code of a format of at most 16 bits, decoded by decode_element: when
@@ -52,9 +53,10 @@ std::optional<DecodeTable> decode_table(const Format& f, const Format& as, std::
   const std::size_t codes = std::size_t{1} << f.storage_bits;
   if (elements < codes) return std::nullopt;
   DecodeTable t{std::vector<detail::Operand>(codes), std::vector<char>(codes)};
+  const bool reencode = as != f;
   for (std::size_t code = 0; code < codes; ++code) {
     bool special = false;
-    t.operand[code] = decode_element(f, as, static_cast<std::uint32_t>(code), special);
+    t.operand[code] = decode_element(f, as, reencode, static_cast<std::uint32_t>(code), special);
     t.special[code] = special ? 1 : 0;
   }
   return t;
@@ -70,6 +72,7 @@ Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint3
   Lines out{std::make_unique_for_overwrite<std::int32_t[]>(lines * k),
             std::make_unique_for_overwrite<std::int32_t[]>(lines * k), std::vector<char>(lines, 0)};
   const std::optional<DecodeTable> table = decode_table(f, as, lines * k);
+  const bool reencode = as != f;
   detail::run_parallel(lines, detail::threads_for(std::uint64_t{lines} * k, std::uint64_t{1} << 16),
                        [&](std::uint64_t l) {
     bool any_special = false;
@@ -81,7 +84,7 @@ Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint3
         o = table->operand[bits];
         special = table->special[bits] != 0;
       } else {
-        o = decode_element(f, as, bits, special);
+        o = decode_element(f, as, reencode, bits, special);
       }
       out.sig[l * k + i] = o.sig;
       out.align[l * k + i] = o.align;

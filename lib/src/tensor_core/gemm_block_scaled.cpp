@@ -20,14 +20,6 @@
 namespace fmtcheck {
 namespace {
 
-template <class Bits, class Decode>
-std::vector<detail::Decoded> decode_all(std::span<const Bits> bits, const Decode& decode) {
-  std::vector<detail::Decoded> out;
-  out.reserve(bits.size());
-  for (const Bits x : bits) out.push_back(decode(x));
-  return out;
-}
-
 void check_sizes(const BlockScaledGemmConfig& config, std::size_t m, std::size_t n, std::size_t k, std::size_t a,
                  std::size_t b, std::size_t scale_a, std::size_t scale_b, std::size_t d) {
   detail::check_block_scaled_gemm(config, k);
@@ -37,24 +29,71 @@ void check_sizes(const BlockScaledGemmConfig& config, std::size_t m, std::size_t
   }
 }
 
+// Runs decode(e, special) for every element of `count`, lines of `per_line`
+// elements, on several threads where there are enough elements, and flags
+// the lines where some element is NaN or infinite.
+template <class Decode>
+void decode_elements(std::size_t count, std::size_t per_line, std::vector<char>& special_lines, const Decode& decode) {
+  constexpr std::size_t chunk = 4096;
+  std::vector<char> special(count, 0);
+  detail::run_parallel((count + chunk - 1) / chunk, detail::threads_for(count, std::uint64_t{1} << 16),
+                       [&](std::uint64_t c) {
+    for (std::size_t e = c * chunk; e < std::min(count, (c + 1) * chunk); ++e) {
+      bool s = false;
+      decode(e, s);
+      special[e] = s ? 1 : 0;
+    }
+  });
+  for (std::size_t e = 0; e < count; ++e) {
+    if (special[e] != 0) special_lines[e / per_line] = 1;
+  }
+}
+
 // Elements or scales as the vector kernel reads them: decode_operand's
 // significand and exponent.
 struct VectorOperands {
   std::vector<std::int32_t> sig, align;
 };
 template <class Bits>
-VectorOperands vector_operands(std::span<const Bits> bits, const Format& f) {
+VectorOperands vector_operands(std::span<const Bits> bits, const Format& f, std::size_t per_line,
+                               std::vector<char>& special_lines) {
   VectorOperands out{std::vector<std::int32_t>(bits.size()), std::vector<std::int32_t>(bits.size())};
-  constexpr std::size_t chunk = 4096;
-  detail::run_parallel((bits.size() + chunk - 1) / chunk, detail::threads_for(bits.size(), std::uint64_t{1} << 16),
-                       [&](std::uint64_t c) {
-    for (std::size_t e = c * chunk; e < std::min(bits.size(), (c + 1) * chunk); ++e) {
-      bool special = false;  // lines with specials are flagged by the scalar decode
-      const detail::Operand o = detail::decode_operand(f, bits[e], special);
-      out.sig[e] = o.sig;
-      out.align[e] = o.align;
-    }
+  decode_elements(bits.size(), per_line, special_lines, [&](std::size_t e, bool& special) {
+    const detail::Operand o = detail::decode_operand(f, bits[e], special);
+    out.sig[e] = o.sig;
+    out.align[e] = o.align;
   });
+  return out;
+}
+
+// Elements or scales as the scalar kernel reads them.
+template <class Bits>
+std::vector<detail::ScaledOperand> scalar_operands(std::span<const Bits> bits, const Format& f, bool is_scale,
+                                                   std::size_t per_line, std::vector<char>& special_lines) {
+  std::vector<detail::ScaledOperand> out(bits.size());
+  decode_elements(bits.size(), per_line, special_lines, [&](std::size_t e, bool& special) {
+    out[e] = detail::decode_scaled_operand(f, bits[e], is_scale, special);
+  });
+  return out;
+}
+
+// The reference's operands (block_scaled_instruction's), line by line, for
+// the lines `special` flags, or for every line with `all`.
+struct ReferenceLines {
+  std::vector<std::vector<detail::Decoded>> elements, scales;
+};
+ReferenceLines reference_lines(const BlockScaledGemmConfig& config, std::span<const std::uint32_t> bits,
+                               std::span<const std::uint8_t> scale_bits, std::size_t k,
+                               const std::vector<char>& special, bool all) {
+  const std::size_t lines = special.size(), scales = k / config.scale_block;
+  ReferenceLines out{std::vector<std::vector<detail::Decoded>>(lines), std::vector<std::vector<detail::Decoded>>(lines)};
+  for (std::size_t l = 0; l < lines; ++l) {
+    if (!all && special[l] == 0) continue;
+    for (std::size_t e = 0; e < k; ++e) out.elements[l].push_back(detail::decode_term(config.input, bits[l * k + e]));
+    for (std::size_t e = 0; e < scales; ++e) {
+      out.scales[l].push_back(detail::decode_scale(config.scale_format, scale_bits[l * scales + e]));
+    }
+  }
   return out;
 }
 
@@ -96,60 +135,55 @@ void gemm_block_scaled(const BlockScaledGemmConfig& config, std::size_t m, std::
                        std::span<const std::uint8_t> scale_a, std::span<const std::uint8_t> scale_b,
                        std::span<float> d) {
   check_sizes(config, m, n, k, a.size(), b.size(), scale_a.size(), scale_b.size(), d.size());
-  const auto element = [&](std::uint32_t x) { return detail::decode_term(config.input, x); };
-  const auto scale = [&](std::uint8_t x) { return detail::decode_scale(config.scale_format, x); };
-  const std::vector<detail::Decoded> rows = decode_all(a, element), cols = decode_all(b, element);
-  const std::vector<detail::Decoded> rows_scale = decode_all(scale_a, scale), cols_scale = decode_all(scale_b, scale);
   const std::size_t kk = config.instruction_k, scales = k / config.scale_block, per = kk / config.scale_block;
-  // The kernel's operands, and the lines (rows of A, of B) it cannot take.
-  const bool fast = detail::kernel_takes(config);
-  const auto kernel_lines = [&](const auto& bits, const Format& f, bool is_scale, std::size_t lines,
-                                std::vector<detail::ScaledOperand>& out, std::vector<char>& special) {
-    const std::size_t per_line = bits.size() / std::max<std::size_t>(lines, 1);
-    out.resize(bits.size());
-    for (std::size_t e = 0; e < bits.size(); ++e) {
-      bool s = false;
-      out[e] = detail::decode_scaled_operand(f, bits[e], is_scale, s);
-      if (s) special[e / per_line] = 1;
-    }
-  };
-  std::vector<detail::ScaledOperand> ka, kb, ksa, ksb;
-  std::vector<char> special_a(m, 0), special_b(n, 0);
-  if (fast) {
-    kernel_lines(a, config.input, false, m, ka, special_a);
-    kernel_lines(b, config.input, false, n, kb, special_b);
-    kernel_lines(scale_a, config.scale_format, true, m, ksa, special_a);
-    kernel_lines(scale_b, config.scale_format, true, n, ksb, special_b);
-  }
   const detail::BlockScaledKernel kernel = detail::plan_block_scaled(config);
-  // Instructions whose scaled products are each a term run in vector lanes,
-  // several columns of a row at once (fused_vector.hpp).
+  // Which kernel takes the lines without a NaN or an infinity: the vector
+  // kernel (single terms, E8M0 scales: fused_vector.hpp), several columns of
+  // a row at once; else the scalar one; else none (every output runs the
+  // reference).
+  const bool fast = detail::kernel_takes(config);
   const std::optional<int> shift_up =
       fast ? detail::block_scaled_vector_shift(kernel, config.input, config.scale_format) : std::nullopt;
+  std::vector<char> special_a(m, 0), special_b(n, 0);
   VectorOperands va, vb, vsa, vsb;
+  std::vector<detail::ScaledOperand> ka, kb, ksa, ksb;
   if (shift_up) {
-    va = vector_operands(a, config.input);
-    vb = vector_operands(b, config.input);
-    vsa = vector_operands(scale_a, config.scale_format);
-    vsb = vector_operands(scale_b, config.scale_format);
+    va = vector_operands(a, config.input, k, special_a);
+    vb = vector_operands(b, config.input, k, special_b);
+    vsa = vector_operands(scale_a, config.scale_format, scales, special_a);
+    vsb = vector_operands(scale_b, config.scale_format, scales, special_b);
+  } else if (fast) {
+    ka = scalar_operands(a, config.input, false, k, special_a);
+    kb = scalar_operands(b, config.input, false, k, special_b);
+    ksa = scalar_operands(scale_a, config.scale_format, true, scales, special_a);
+    ksb = scalar_operands(scale_b, config.scale_format, true, scales, special_b);
+  } else {
+    special_a.assign(m, 1);
+    special_b.assign(n, 1);
   }
+  // The reference's operands, decoded only for the lines it runs: those
+  // with a special, and all of A (or B) when some line of B (or A) has one.
+  const bool any_a = std::find(special_a.begin(), special_a.end(), 1) != special_a.end();
+  const bool any_b = std::find(special_b.begin(), special_b.end(), 1) != special_b.end();
+  const ReferenceLines ref_a = reference_lines(config, a, scale_a, k, special_a, any_b);
+  const ReferenceLines ref_b = reference_lines(config, b, scale_b, k, special_b, any_a);
 
   const auto run_outputs = [&](std::size_t o0, std::size_t o1) {
     detail::BlockScaledScratch scratch;
-    const std::span<const detail::Decoded> av(rows), bv(cols), sa(rows_scale), sb(cols_scale);
     // Instruction q of output (i, j) from C = c alone: the scalar kernel, or
     // for a line with a NaN or an infinity the reference.
     const auto instruction = [&](std::size_t i, std::size_t j, std::size_t q, std::uint32_t c) -> std::uint32_t {
-      if (fast && !special_a[i] && !special_b[j]) {
+      if (!special_a[i] && !special_b[j]) {
         return kernel.instruction(ContiguousScaled{&ka[i * k + q * kk]}, ContiguousScaled{&kb[j * k + q * kk]},
                                   ContiguousScaled{&ksa[i * scales + q * per]},
                                   ContiguousScaled{&ksb[j * scales + q * per]}, kk, c);
       }
-      return static_cast<std::uint32_t>(
-          detail::block_scaled_instruction(config.model, av.subspan(i * k + q * kk, kk), bv.subspan(j * k + q * kk, kk),
-                                           sa.subspan(i * scales + q * per, per), sb.subspan(j * scales + q * per, per),
-                                           c, scratch)
-              .bits);
+      const std::span<const detail::Decoded> ae(ref_a.elements[i]), be(ref_b.elements[j]);
+      const std::span<const detail::Decoded> as(ref_a.scales[i]), bs(ref_b.scales[j]);
+      return static_cast<std::uint32_t>(detail::block_scaled_instruction(config.model, ae.subspan(q * kk, kk),
+                                                                         be.subspan(q * kk, kk), as.subspan(q * per, per),
+                                                                         bs.subspan(q * per, per), c, scratch)
+                                            .bits);
     };
     // Outputs in groups of up to fused_vector_columns columns of one row,
     // each column's chain of instructions (each one's D the next one's C).
@@ -172,23 +206,20 @@ void gemm_block_scaled(const BlockScaledGemmConfig& config, std::size_t m, std::
           }
         }
         if (count == 0) continue;
-        const std::size_t e0 = q * kk, s0 = q * per;
-        detail::FusedLines elements{&va.sig[i * k + e0], &va.align[i * k + e0], {}, {}};
-        detail::FusedLines scale_lines{&vsa.sig[i * scales + s0], &vsa.align[i * scales + s0], {}, {}};
+        const std::size_t e0 = i * k + q * kk, s0 = i * scales + q * per;
+        detail::FusedLines elements{&va.sig[e0], &va.align[e0], {}, {}};
+        detail::FusedLines scale_lines{&vsa.sig[s0], &vsa.align[s0], {}, {}};
         std::uint32_t bits[most];
         for (std::size_t t = 0; t < count; ++t) {
           const std::size_t j = j0 + together[t];
-          elements.b_sig[t] = &vb.sig[j * k + e0];
-          elements.b_align[t] = &vb.align[j * k + e0];
-          scale_lines.b_sig[t] = &vsb.sig[j * scales + s0];
-          scale_lines.b_align[t] = &vsb.align[j * scales + s0];
+          elements.b_sig[t] = &vb.sig[j * k + q * kk];
+          elements.b_align[t] = &vb.align[j * k + q * kk];
+          scale_lines.b_sig[t] = &vsb.sig[j * scales + q * per];
+          scale_lines.b_align[t] = &vsb.align[j * scales + q * per];
           bits[t] = c[together[t]];
         }
-        const unsigned undecided = detail::block_scaled_vector(kernel, *shift_up, elements, scale_lines, count, kk, bits);
-        for (std::size_t t = 0; t < count; ++t) {
-          const std::size_t col = together[t];
-          c[col] = (undecided >> t & 1u) != 0 ? instruction(i, j0 + col, q, c[col]) : bits[t];
-        }
+        detail::block_scaled_vector(kernel, *shift_up, elements, scale_lines, count, kk, bits);
+        for (std::size_t t = 0; t < count; ++t) c[together[t]] = bits[t];
       }
       for (std::size_t col = 0; col < group; ++col) d[i * n + j0 + col] = std::bit_cast<float>(c[col]);
       o += group;
