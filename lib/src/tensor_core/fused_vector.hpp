@@ -7,6 +7,7 @@
 // every vector width this CPU runs.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -29,6 +30,44 @@ struct FusedLines {
   const std::int32_t* b_sig[fused_vector_columns];
   const std::int32_t* b_align[fused_vector_columns];
 };
+
+// Outputs of a row-major result with n columns, taken up to
+// fused_vector_columns columns of one row at a time: the columns the vector
+// kernel takes go together, the rest one by one.
+struct OutputGroup {
+  std::size_t i = 0, j0 = 0, size = 0;  // row, first column, columns
+  std::size_t together[fused_vector_columns] = {};  // the columns (from j0) the vector kernel takes
+  std::size_t count = 0;  // how many
+
+  // alone(col) for each column of the group the vector kernel does not take.
+  template <class Alone>
+  void each_alone(const Alone& alone) const {
+    for (std::size_t col = 0, t = 0; col < size; ++col) {
+      if (t < count && together[t] == col) {
+        ++t;
+      } else {
+        alone(col);
+      }
+    }
+  }
+};
+
+// run(group) for the outputs [o0, o1) in groups; takes(i, j) says whether
+// the vector kernel takes output (i, j).
+template <class Takes, class Run>
+void for_output_groups(std::size_t o0, std::size_t o1, std::size_t n, const Takes& takes, const Run& run) {
+  for (std::size_t o = o0; o < o1;) {
+    OutputGroup g;
+    g.i = o / n;
+    g.j0 = o % n;
+    g.size = std::min({fused_vector_columns, o1 - o, n - g.j0});
+    for (std::size_t col = 0; col < g.size; ++col) {
+      if (takes(g.i, g.j0 + col)) g.together[g.count++] = col;
+    }
+    run(g);
+    o += g.size;
+  }
+}
 
 // Whether fused_chunks_vector computes `kernel`'s chunks: fused blocks with a
 // finite F of at most 25 bits (every NVIDIA preset) and FP8 mma.sync's fp16

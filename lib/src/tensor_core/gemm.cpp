@@ -211,42 +211,29 @@ void gemm_of_lines(const GemmConfig& config, std::size_t m, std::size_t n, std::
   const auto run_outputs = [&](std::size_t o0, std::size_t o1) {
     constexpr std::size_t most = detail::fused_vector_columns;
     std::vector<float> value(most * ranges.size());  // value[col * ranges.size() + r]
-    for (std::size_t o = o0; o < o1;) {
-      const std::size_t i = o / n, j0 = o % n;
-      const std::size_t group = std::min({most, o1 - o, n - j0});
-      std::size_t together[most];  // the group's columns the vector kernel takes
-      std::size_t count = 0;
-      for (std::size_t col = 0; col < group; ++col) {
-        if (vector && !rows.special[i] && !cols.special[j0 + col]) together[count++] = col;
-      }
+    const auto takes = [&](std::size_t i, std::size_t j) { return vector && !rows.special[i] && !cols.special[j]; };
+    detail::for_output_groups(o0, o1, n, takes, [&](const detail::OutputGroup& g) {
       for (std::size_t r = 0; r < ranges.size(); ++r) {
         const auto [k0, k1] = ranges[r];
-        for (std::size_t col = 0, t = 0; col < group; ++col) {
-          if (t < count && together[t] == col) {
-            ++t;
-          } else {
-            value[col * ranges.size() + r] = tensor_core(i, j0 + col, k0, k1);
-          }
-        }
-        if (count == 0) continue;
-        detail::FusedLines lines{&rows.sig[i * k + k0], &rows.align[i * k + k0], {}, {}};
-        for (std::size_t t = 0; t < count; ++t) {
-          lines.b_sig[t] = &cols.sig[(j0 + together[t]) * k + k0];
-          lines.b_align[t] = &cols.align[(j0 + together[t]) * k + k0];
+        g.each_alone([&](std::size_t col) { value[col * ranges.size() + r] = tensor_core(g.i, g.j0 + col, k0, k1); });
+        if (g.count == 0) continue;
+        detail::FusedLines lines{&rows.sig[g.i * k + k0], &rows.align[g.i * k + k0], {}, {}};
+        for (std::size_t t = 0; t < g.count; ++t) {
+          lines.b_sig[t] = &cols.sig[(g.j0 + g.together[t]) * k + k0];
+          lines.b_align[t] = &cols.align[(g.j0 + g.together[t]) * k + k0];
         }
         std::uint32_t bits[most];
-        detail::fused_chunks_vector(setup.kernel, lines, count, k1 - k0, bits);
-        for (std::size_t t = 0; t < count; ++t) {
-          value[together[t] * ranges.size() + r] = detail::accumulator_value(setup.kernel.accumulator, bits[t]);
+        detail::fused_chunks_vector(setup.kernel, lines, g.count, k1 - k0, bits);
+        for (std::size_t t = 0; t < g.count; ++t) {
+          value[g.together[t] * ranges.size() + r] = detail::accumulator_value(setup.kernel.accumulator, bits[t]);
         }
       }
-      for (std::size_t col = 0; col < group; ++col) {
+      for (std::size_t col = 0; col < g.size; ++col) {
         std::size_t next = col * ranges.size();
         const auto recorded = [&](std::size_t, std::size_t) { return value[next++]; };
-        d[i * n + j0 + col] = detail::gemm_output(setup.plan, recorded, c[i * n + j0 + col]);
+        d[g.i * n + g.j0 + col] = detail::gemm_output(setup.plan, recorded, c[g.i * n + g.j0 + col]);
       }
-      o += group;
-    }
+    });
   };
 
   detail::parallel_outputs(m, n, k, config.threads, run_outputs);

@@ -188,42 +188,29 @@ void gemm_block_scaled(const BlockScaledGemmConfig& config, std::size_t m, std::
     // Outputs in groups of up to fused_vector_columns columns of one row,
     // each column's chain of instructions (each one's D the next one's C).
     constexpr std::size_t most = detail::fused_vector_columns;
-    for (std::size_t o = o0; o < o1;) {
-      const std::size_t i = o / n, j0 = o % n;
-      const std::size_t group = std::min({most, o1 - o, n - j0});
-      std::size_t together[most];  // the group's columns the vector kernel takes
-      std::size_t count = 0;
-      for (std::size_t col = 0; col < group; ++col) {
-        if (shift_up && !special_a[i] && !special_b[j0 + col]) together[count++] = col;
-      }
+    const auto takes = [&](std::size_t i, std::size_t j) { return shift_up && !special_a[i] && !special_b[j]; };
+    detail::for_output_groups(o0, o1, n, takes, [&](const detail::OutputGroup& g) {
       std::uint32_t c[most] = {};  // +0
       for (std::size_t q = 0; q < k / kk; ++q) {
-        for (std::size_t col = 0, t = 0; col < group; ++col) {
-          if (t < count && together[t] == col) {
-            ++t;
-          } else {
-            c[col] = instruction(i, j0 + col, q, c[col]);
-          }
-        }
-        if (count == 0) continue;
-        const std::size_t e0 = i * k + q * kk, s0 = i * scales + q * per;
+        g.each_alone([&](std::size_t col) { c[col] = instruction(g.i, g.j0 + col, q, c[col]); });
+        if (g.count == 0) continue;
+        const std::size_t e0 = g.i * k + q * kk, s0 = g.i * scales + q * per;
         detail::FusedLines elements{&va.sig[e0], &va.align[e0], {}, {}};
         detail::FusedLines scale_lines{&vsa.sig[s0], &vsa.align[s0], {}, {}};
         std::uint32_t bits[most];
-        for (std::size_t t = 0; t < count; ++t) {
-          const std::size_t j = j0 + together[t];
+        for (std::size_t t = 0; t < g.count; ++t) {
+          const std::size_t j = g.j0 + g.together[t];
           elements.b_sig[t] = &vb.sig[j * k + q * kk];
           elements.b_align[t] = &vb.align[j * k + q * kk];
           scale_lines.b_sig[t] = &vsb.sig[j * scales + q * per];
           scale_lines.b_align[t] = &vsb.align[j * scales + q * per];
-          bits[t] = c[together[t]];
+          bits[t] = c[g.together[t]];
         }
-        detail::block_scaled_vector(kernel, *shift_up, elements, scale_lines, count, kk, bits);
-        for (std::size_t t = 0; t < count; ++t) c[together[t]] = bits[t];
+        detail::block_scaled_vector(kernel, *shift_up, elements, scale_lines, g.count, kk, bits);
+        for (std::size_t t = 0; t < g.count; ++t) c[g.together[t]] = bits[t];
       }
-      for (std::size_t col = 0; col < group; ++col) d[i * n + j0 + col] = std::bit_cast<float>(c[col]);
-      o += group;
-    }
+      for (std::size_t col = 0; col < g.size; ++col) d[g.i * n + g.j0 + col] = std::bit_cast<float>(c[col]);
+    });
   };
   detail::parallel_outputs(m, n, k, config.threads, run_outputs);
 }
