@@ -105,14 +105,25 @@ std::vector<float> EmulatedOps::gemm(const Operand& a, const Operand& b, std::si
     if (a.format->storage_bits > 8 || b.format->storage_bits > 8) {
       throw std::invalid_argument("gemm: mixed operand formats must both be 8-bit formats");
     }
-    // One format that holds both operands' values exactly: fp16 every OCP
-    // FP8 value (the hardware's E4M3 x E5M2), fp32 every value of the other
-    // 8-bit formats (P3109, MX elements), which only the models that are not
-    // hardware take.
+    // OCP FP8 (E4M3 x E5M2: a gradient times a weight or an activation)
+    // is read as the hardware reads it, each operand in its own format (a
+    // subnormal aligned at its own format's lowest binade), on the
+    // arithmetic both share (gemm's input_b). The other 8-bit formats
+    // (P3109, MX elements), which only the exact models take, meet in
+    // fp32, which holds both exactly; exact alignment keeps every bit, so
+    // the encoding changes nothing there.
     const auto ocp_fp8 = [](const Format& f) { return f.name.starts_with("e4m3") || f.name.starts_with("e5m2"); };
-    config.input = ocp_fp8(*a.format) && ocp_fp8(*b.format) ? formats::fp16 : formats::fp32;
-    run_gemm(config, m, n, k, reencode(a.bits, *a.format, config.input), reencode(b.bits, *b.format, config.input),
-             zero, d);
+    const auto both = model_.for_inputs(*a.format, *b.format);
+    if (ocp_fp8(*a.format) && ocp_fp8(*b.format) && both) {
+      config.model = *both;
+      config.input = *a.format;
+      config.input_b = *b.format;
+      run_gemm(config, m, n, k, a.bits, b.bits, zero, d);
+    } else {
+      config.input = formats::fp32;
+      run_gemm(config, m, n, k, reencode(a.bits, *a.format, config.input), reencode(b.bits, *b.format, config.input),
+               zero, d);
+    }
   }
   return d;
 }

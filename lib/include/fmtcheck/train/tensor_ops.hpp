@@ -51,9 +51,9 @@ class TensorOps {
 // through its fp32 C) or, under the
 // `exact` model, to the exact dot product of the dequantised values (each an
 // FP8 value times a power of two, exact in tf32). An FP8 GEMM of e5m2
-// by e4m3 operands (a gradient times a weight) runs with the model's FP8
-// arithmetic on both operands re-encoded, exactly, as fp16: the products and
-// their alignment depend on the values, not on their encoding.
+// by e4m3 operands (a gradient times a weight) reads each operand in its own
+// format on the arithmetic both share (GemmConfig::input_b), as the
+// hardware does.
 class EmulatedOps final : public TensorOps {
  public:
   // Run one gemm_tn() and one gemm_block_scaled() (gemm.hpp's signatures:
