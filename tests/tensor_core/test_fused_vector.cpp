@@ -65,6 +65,15 @@ std::uint64_t draw(const Format& f, Values values, std::size_t k, std::mt19937& 
   return f.to_storage((field << f.mantissa_bits) | mantissa | sign);
 }
 
+// The padding past a line that the vector kernel may load and must
+// ignore: values that would change its results if it did not.
+void pad(Line& line, std::mt19937& rng) {
+  for (std::size_t p = 0; p < detail::fused_vector_padding; ++p) {
+    line.sig.push_back(static_cast<std::int32_t>(rng() % 2048) - 1024);
+    line.align.push_back(static_cast<std::int32_t>(rng() % 300) - 100);
+  }
+}
+
 Line random_line(const Format& f, Values values, std::size_t len, std::mt19937& rng) {
   Line line;
   for (std::size_t k = 0; k < len; ++k) {
@@ -74,6 +83,7 @@ Line random_line(const Format& f, Values values, std::size_t len, std::mt19937& 
     line.sig.push_back(o.sig);
     line.align.push_back(o.align);
   }
+  pad(line, rng);
   return line;
 }
 
@@ -199,7 +209,7 @@ struct BothLines {
   std::vector<detail::ScaledOperand> scalar;
   Line vector;
 };
-BothLines decode_both(const Format& f, const std::vector<std::uint64_t>& codes, bool scale) {
+BothLines decode_both(const Format& f, const std::vector<std::uint64_t>& codes, bool scale, std::mt19937& rng) {
   BothLines out;
   for (const std::uint64_t code : codes) {
     bool special = false;
@@ -209,6 +219,7 @@ BothLines decode_both(const Format& f, const std::vector<std::uint64_t>& codes, 
     out.vector.sig.push_back(o.sig);
     out.vector.align.push_back(o.align);
   }
+  pad(out.vector, rng);
   return out;
 }
 
@@ -257,7 +268,7 @@ TEST_CASE("the block-scaled vector kernel gives BlockScaledKernel::instruction's
               // E8M0 scales from 2^-127 to 2^127 (0xff is NaN): the products' exponents span them.
               out.push_back(scale ? rng() % 255 : draw(f, values, k, rng));
             }
-            return decode_both(f, out, scale);
+            return decode_both(f, out, scale, rng);
           };
           const BothLines row = codes(g.input, len, false), row_scales = codes(formats::e8m0, scales, true);
           std::vector<BothLines> columns, column_scales;

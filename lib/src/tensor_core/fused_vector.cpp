@@ -25,8 +25,10 @@ namespace fmtcheck::detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// At most 16 lanes: 16 terms below 2^27 sum below 2^31.
-using Tag = hn::CappedTag<std::int32_t, 16>;
+// At most 16 lanes (fused_vector_padding): 16 terms below 2^27 sum below
+// 2^31. Loads take whole vectors (Highway's masked loads read whole vectors
+// below AVX2 anyway), from arrays padded past their last line.
+using Tag = hn::CappedTag<std::int32_t, fused_vector_padding>;
 
 // The lanes among the n from k that a block takes: those before k1 and,
 // for FP8 mma.sync's fp16 groups, those whose (k - k0) mod 4 lies in
@@ -56,9 +58,9 @@ void MaxExponents(const FusedLines& x, std::size_t k0, std::size_t k1, const Tak
   const auto lowest = hn::Set(d, zero_align);
   for (std::size_t k = k0; k < k1; k += hn::Lanes(d)) {
     const auto m = taken(k);
-    const auto a_align = hn::MaskedLoad(m, d, x.a_align + k);
+    const auto a_align = hn::LoadU(d, x.a_align + k);
     for (int col = 0; col < C; ++col) {
-      const auto e = hn::Add(hn::Add(a_align, hn::MaskedLoad(m, d, x.b_align[col] + k)), hn::Set(d, offset[col]));
+      const auto e = hn::Add(hn::Add(a_align, hn::LoadU(d, x.b_align[col] + k)), hn::Set(d, offset[col]));
       e_max_lanes[col] = hn::Max(e_max_lanes[col], hn::IfThenElse(m, e, lowest));
     }
   }
@@ -74,13 +76,15 @@ void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& 
   const hn::RebindToUnsigned<Tag> du;
   for (std::size_t k = k0; k < k1; k += hn::Lanes(d)) {
     const auto m = taken(k);
-    // Lanes not taken load zero significands: their terms are zero.
-    const auto a_sig = hn::MaskedLoad(m, d, x.a_sig + k), a_align = hn::MaskedLoad(m, d, x.a_align + k);
+    // Lanes not taken get a zero significand from A: their terms are zero
+    // whatever their exponents (another block's, or the padding's).
+    const auto a_sig = hn::IfThenElseZero(m, hn::LoadU(d, x.a_sig + k)), a_align = hn::LoadU(d, x.a_align + k);
     for (int col = 0; col < C; ++col) {
-      const auto p = hn::Mul(a_sig, hn::MaskedLoad(m, d, x.b_sig[col] + k));
-      const auto e = hn::Add(hn::Add(a_align, hn::MaskedLoad(m, d, x.b_align[col] + k)), hn::Set(d, offset[col]));
-      // e_max - e is at least 0 and, in lanes not taken, large but within
-      // int32 (exponents lie above 3 * zero_align); past 26 every term is 0.
+      const auto p = hn::Mul(a_sig, hn::LoadU(d, x.b_sig[col] + k));
+      const auto e = hn::Add(hn::Add(a_align, hn::LoadU(d, x.b_align[col] + k)), hn::Set(d, offset[col]));
+      // e_max - e is at least 0 in the lanes taken; past 26 every term is 0.
+      // (Exponents lie within a few hundred of 0 or at 2 * zero_align: no
+      // lane overflows.)
       const auto gap = hn::Min(hn::Sub(hn::Set(d, e_max[col]), e), hn::Set(d, 31));
       const auto magnitude = hn::ShiftLeftSame(hn::BitCast(du, hn::Abs(p)), shift_up);
       const auto t = hn::BitCast(d, hn::Shr(magnitude, hn::BitCast(du, gap)));  // truncation toward zero

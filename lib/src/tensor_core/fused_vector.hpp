@@ -22,8 +22,14 @@ namespace fmtcheck::detail {
 // The most columns of B one call takes.
 inline constexpr std::size_t fused_vector_columns = 4;
 
+// The elements each operand array must hold past the last one a line uses:
+// the kernel loads whole vectors (at most 16 lanes) and ignores the lanes
+// past a block, whatever they hold.
+inline constexpr std::size_t fused_vector_padding = 16;
+
 // A row of A and up to fused_vector_columns columns of B, decoded as gemm()
-// decodes them (significands and alignments), each contiguous along k.
+// decodes them (significands and alignments), each contiguous along k, in
+// arrays padded by fused_vector_padding elements.
 struct FusedLines {
   const std::int32_t* a_sig;
   const std::int32_t* a_align;

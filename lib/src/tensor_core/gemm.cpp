@@ -69,8 +69,12 @@ std::optional<DecodeTable> decode_table(const Format& f, const Format& as, std::
 // them (a weight matrix: as many elements as a one-row GEMM has products).
 Lines decode_lines(const Format& f, const Format& as, std::span<const std::uint32_t> m, std::size_t lines,
                    std::size_t k, std::size_t line_stride, std::size_t k_stride, int max_align) {
-  Lines out{std::make_unique_for_overwrite<std::int32_t[]>(lines * k),
-            std::make_unique_for_overwrite<std::int32_t[]>(lines * k), std::vector<char>(lines, 0)};
+  // Padded for the vector kernel's whole-vector loads.
+  const std::size_t size = lines * k + detail::fused_vector_padding;
+  Lines out{std::make_unique_for_overwrite<std::int32_t[]>(size), std::make_unique_for_overwrite<std::int32_t[]>(size),
+            std::vector<char>(lines, 0)};
+  std::fill(&out.sig[lines * k], &out.sig[size], 0);
+  std::fill(&out.align[lines * k], &out.align[size], 0);
   const std::optional<DecodeTable> table = decode_table(f, as, lines * k);
   const bool reencode = as != f;
   detail::run_parallel(lines, detail::threads_for(std::uint64_t{lines} * k, std::uint64_t{1} << 16),

@@ -50,14 +50,15 @@ void decode_elements(std::size_t count, std::size_t per_line, std::vector<char>&
 }
 
 // Elements or scales as the vector kernel reads them: decode_operand's
-// significand and exponent.
+// significand and exponent, padded for its whole-vector loads.
 struct VectorOperands {
   std::vector<std::int32_t> sig, align;
 };
 template <class Bits>
 VectorOperands vector_operands(std::span<const Bits> bits, const Format& f, std::size_t per_line,
                                std::vector<char>& special_lines) {
-  VectorOperands out{std::vector<std::int32_t>(bits.size()), std::vector<std::int32_t>(bits.size())};
+  const std::size_t size = bits.size() + detail::fused_vector_padding;
+  VectorOperands out{std::vector<std::int32_t>(size), std::vector<std::int32_t>(size)};
   decode_elements(bits.size(), per_line, special_lines, [&](std::size_t e, bool& special) {
     const detail::Operand o = detail::decode_operand(f, bits[e], special);
     out.sig[e] = o.sig;
