@@ -218,7 +218,7 @@ void gemm_of_lines(const GemmConfig& config, std::size_t m, std::size_t n, std::
     const auto takes = [&](std::size_t i, std::size_t j) { return vector && !rows.special[i] && !cols.special[j]; };
     detail::for_output_groups(o0, o1, n, takes, [&](const detail::OutputGroup& g) {
       for (std::size_t r = 0; r < ranges.size(); ++r) {
-        const auto [k0, k1] = ranges[r];
+        const std::size_t k0 = ranges[r].first, k1 = ranges[r].second;  // (clang 14 cannot capture bindings)
         g.each_alone([&](std::size_t col) { value[col * ranges.size() + r] = tensor_core(g.i, g.j0 + col, k0, k1); });
         if (g.count == 0) continue;
         detail::FusedLines lines{&rows.sig[g.i * k + k0], &rows.align[g.i * k + k0], {}, {}};
