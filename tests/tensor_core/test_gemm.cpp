@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fmtcheck/core/convert.hpp"
@@ -290,13 +291,15 @@ TEST_CASE("gemm decodes a matrix with more elements than its format has codes th
   // gemm decodes it by lookup; about half its columns hold a NaN or an
   // infinity, which the table must flag for the reference path.
   std::mt19937 rng(27);
-  for (const auto& [name, f] : {std::pair{"hopper", &formats::fp16}, std::pair{"hopper", &formats::e4m3},
-                                std::pair{"hopper-wgmma", &formats::e5m2}, std::pair{"mi300x", &formats::bf16}}) {
+  for (const auto& [preset, format] : {std::pair{"hopper", &formats::fp16}, std::pair{"hopper", &formats::e4m3},
+                                       std::pair{"hopper-wgmma", &formats::e5m2}, std::pair{"mi300x", &formats::bf16}}) {
+    const std::string name = preset;
+    const Format& f = *format;  // (clang 14 cannot capture bindings, as CAPTURE does)
     CAPTURE(name);
-    CAPTURE(f->name);
+    CAPTURE(f.name);
     GemmConfig g;
-    g.model = *find_tensor_core_model(name)->for_input(*f);
-    g.input = *f;
+    g.model = *find_tensor_core_model(name)->for_input(f);
+    g.input = f;
     check_gemm(g, 2, 2048, 40, true, rng);
   }
 }

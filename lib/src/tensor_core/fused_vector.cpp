@@ -82,10 +82,12 @@ void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& 
     for (int col = 0; col < C; ++col) {
       const auto p = hn::Mul(a_sig, hn::LoadU(d, x.b_sig[col] + k));
       const auto e = hn::Add(hn::Add(a_align, hn::LoadU(d, x.b_align[col] + k)), hn::Set(d, offset[col]));
-      // e_max - e is at least 0 in the lanes taken; past 26 every term is 0.
-      // (Exponents lie within a few hundred of 0 or at 2 * zero_align: no
-      // lane overflows.)
-      const auto gap = hn::Min(hn::Sub(hn::Set(d, e_max[col]), e), hn::Set(d, 31));
+      // e_max - e is at least 0 in the lanes taken, and past 26 every term
+      // is 0; clamped to [0, 31] for the lanes not taken too (their zero
+      // terms shifted by a count the emulated targets can shift by).
+      // Exponents lie within a few hundred of 0 or at 2 * zero_align: no
+      // lane overflows.
+      const auto gap = hn::Min(hn::Max(hn::Sub(hn::Set(d, e_max[col]), e), hn::Zero(d)), hn::Set(d, 31));
       const auto magnitude = hn::ShiftLeftSame(hn::BitCast(du, hn::Abs(p)), shift_up);
       const auto t = hn::BitCast(d, hn::Shr(magnitude, hn::BitCast(du, gap)));  // truncation toward zero
       const auto term = hn::IfThenElse(hn::Lt(p, hn::Zero(d)), hn::Neg(t), t);

@@ -74,8 +74,10 @@ FMTCHECK_HD inline BlockRounding block_rounding(const DotModel& model, const Enc
   return r;
 }
 
-// x * 2^-shift rounded toward minus infinity (shift may be negative: exact).
+// x * 2^-shift rounded toward minus infinity (shift may be negative: exact;
+// a zero C's term comes with any shift, far below -63 too).
 FMTCHECK_HD inline std::int64_t shift_down(std::int64_t x, int shift) {
+  if (x == 0) return 0;
   if (shift <= 0) return x * (std::int64_t{1} << -shift);
   if (shift >= 63) return x < 0 ? -1 : 0;
   return x >> shift;  // arithmetic: floor
@@ -83,6 +85,7 @@ FMTCHECK_HD inline std::int64_t shift_down(std::int64_t x, int shift) {
 
 // x * 2^-shift rounded toward zero.
 FMTCHECK_HD inline std::int64_t shift_toward_zero(std::int64_t x, int shift) {
+  if (x == 0) return 0;
   if (shift <= 0) return x * (std::int64_t{1} << -shift);
   const std::int64_t m = shift >= 63 ? 0 : (x < 0 ? -x : x) >> shift;
   return x < 0 ? -m : m;
