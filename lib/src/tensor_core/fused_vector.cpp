@@ -132,8 +132,8 @@ void Blocks(const GemmKernel& kernel, const FusedLines& x, std::size_t k0, std::
 // no nonzero term, instruction() gives -0 only for a -0 C (E8M0 has no zero
 // scale, so no zero term is noted but C): D is C.
 template <int C>
-void ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x,
-                           const FusedLines& scales, std::size_t len, std::uint32_t* c_bits) {
+void ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const FusedLines& x, const FusedLines& scales,
+                       std::size_t len, std::uint32_t* c_bits) {
   const Tag d;
   const hn::Vec<Tag> lane = hn::Iota(d, 0);
   Term c[C];
