@@ -2,7 +2,8 @@
 # The hardening job (scripts/test.sh, and so CI, runs it after the test suite):
 #  1. one clang build in build-harden/ with AddressSanitizer and
 #     UndefinedBehaviorSanitizer on everything (any report is fatal) and
-#     libFuzzer's coverage instrumentation: the library, the CLI, the unit,
+#     libFuzzer's coverage instrumentation: the library, the CLI, the unit
+#     tests (tensor-core-unit's kernels on every SIMD target among them), the
 #     CLI and analysis tests and the fuzz targets (FMTCHECK_FUZZ, tests/fuzz);
 #  2. those tests under the sanitizers; a report from any process, the CLI
 #     runs of the Python suites included, fails the job, whatever the test
