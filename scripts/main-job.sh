@@ -14,7 +14,7 @@ echo
 echo "== fmtcheck scale: GradScaler replay of a real gradient trace (digits MLP, 300 steps)"
 build/tools/fmtcheck scale data/digits_mlp_trace --growth-interval 50
 echo
-echo "== fmtcheck train: the digits MLP in fp32, fp16 (GradScaler), bf16 and FP8 on an emulated H100, 300 steps"
+echo "== fmtcheck train: digits MLP, 300 steps, fp32/fp16 (GradScaler)/bf16/FP8 on an emulated H100"
 build/tools/fmtcheck train --data data/digits/digits.csv.gz --steps 300
 echo
 echo "== fmtcheck analyze: real weights (all-MiniLM-L6-v2 layer 0) in fp16, bf16, e4m3, e5m2"
