@@ -36,7 +36,7 @@ using Tag = hn::CappedTag<std::int32_t, fused_vector_padding>;
 struct Taken {
   std::size_t k0, k1;
   int first, lanes;
-  hn::Vec<Tag> lane;  // 0, 1, 2, ... (Highway's Iota goes through memory: built once)
+  hn::Vec<Tag> lane;  // 0, 1, 2, ... (Highway's Iota goes through memory: built once a call)
 
   [[nodiscard]] hn::Mask<Tag> operator()(std::size_t k) const {
     const Tag d;
@@ -101,9 +101,9 @@ void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& 
 // what GemmKernel::fused_block<lanes> returns, column by column.
 template <int C>
 void Blocks(const GemmKernel& kernel, const FusedLines& x, std::size_t k0, std::size_t k1, int first, int lanes,
-            std::uint32_t* c_bits) {
+            hn::Vec<Tag> lane, std::uint32_t* c_bits) {
   const Tag d;
-  const Taken taken{k0, k1, first, lanes, hn::Iota(d, 0)};
+  const Taken taken{k0, k1, first, lanes, lane};
   Operand c[C];
   bool special[C];
   hn::Vec<Tag> e_max_lanes[C];
@@ -174,14 +174,15 @@ void ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const Fuse
 template <int C>
 void Chunks(const GemmKernel& kernel, const FusedLines& x, std::size_t len, std::uint32_t* out) {
   for (int col = 0; col < C; ++col) out[col] = 0;  // +0
+  const hn::Vec<Tag> lane = hn::Iota(Tag(), 0);
   for (std::size_t k0 = 0; k0 < len; k0 += kernel.block) {
     const std::size_t k1 = len < k0 + kernel.block ? len : k0 + kernel.block;
     if (kernel.structure == DotStructure::fused) {
-      Blocks<C>(kernel, x, k0, k1, 0, 4, out);
+      Blocks<C>(kernel, x, k0, k1, 0, 4, lane, out);
     } else {  // fp16_groups, as GemmKernel::chunk
       std::uint32_t groups[C] = {};
-      Blocks<C>(kernel, x, k0, k1, 0, 2, groups);
-      Blocks<C>(kernel, x, k0, k1, 2, 2, groups);
+      Blocks<C>(kernel, x, k0, k1, 0, 2, lane, groups);
+      Blocks<C>(kernel, x, k0, k1, 2, 2, lane, groups);
       for (int col = 0; col < C; ++col) out[col] = add_two_nearest(groups[col], out[col], kernel.accumulator);
     }
   }
