@@ -1,8 +1,8 @@
-"""einsum, tensordot, inner, mv, dot, vdot, vector and broadcast matmul, baddbmm, addbmm, addmv and
-addmm with beta and alpha under fmtcheck.torch.emulate, against torch's own ops in float64 on integer
-data: each product is exact in float32, so emulate's result is bf16 of torch's product (the recipe's
-one rounding, by torch's cast), combined with beta and alpha by torch. The gradients' products are
-kept below 256 (exact in bf16), so they are torch's: their layout is what is checked."""
+"""einsum, tensordot, inner, mv, dot, vdot, vector and broadcast matmul, baddbmm, addbmm, addmv, addr
+and addmm with beta and alpha under fmtcheck.torch.emulate, against torch's own ops in float64 on
+integer data: each product is exact in float32, so emulate's result is bf16 of torch's product (the
+recipe's one rounding, by torch's cast), combined with beta and alpha by torch. The gradients'
+products are kept below 256 (exact in bf16), so they are torch's: their layout is what is checked."""
 
 import pytest
 import torch
@@ -62,6 +62,7 @@ SUMS = {  # call of (c, a, b), shapes of c, a, b; torch's value is beta.c + alph
     "addmm full c": (lambda c, a, b: torch.addmm(c, a, b), ((3, 4), (3, 20), (20, 4))),
     "addmm beta 0": (lambda c, a, b: torch.addmm(c, a, b, beta=0, alpha=4), ((3, 4), (3, 20), (20, 4))),
     "addmv": (lambda c, a, b: torch.addmv(c, a, b, beta=2), ((3,), (3, 20), (20,))),
+    "addr": (lambda c, a, b: torch.addr(c, a, b, beta=2, alpha=0.5), ((6, 7), (6,), (7,))),  # K = 1
 }
 
 

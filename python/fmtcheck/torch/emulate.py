@@ -4,9 +4,11 @@ cores would compute them, bit for bit, on CPU tensors; every other op run by tor
 A TorchFunctionMode, not a TorchDispatchMode: the recipe casts a layer's incoming gradient to its own
 format and reuses the forward's casts in backward, which only the layer-level call can tell apart
 (recipe_gemm.py). The mode swaps every GEMM-bearing call it knows (linear, the matmul family,
-convolutions, einsum, attention, _scaled_mm) for autograd Functions whose forward and backward run
-in the library; autograd sees ordinary float32 tensors. A GEMM-bearing call it cannot emulate
-raises Error, or with unsupported="warn" runs in torch with a warning: never silently unemulated."""
+convolutions, einsum, attention, recurrent layers, _scaled_mm) for autograd Functions whose forward
+and backward run in the library; autograd sees ordinary float32 tensors. torch's own Python
+functions that compose GEMMs (nn.MultiheadAttention's) run as torch wrote them, the mode watching
+the calls inside. A GEMM-bearing call it cannot emulate raises Error, or with unsupported="warn"
+runs in torch with a warning: never silently unemulated."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 from fmtcheck import _core
 
 from . import exact_ops
-from . import attention, contractions, conv_gemm, scaled_mm
+from . import attention, contractions, conv_gemm, recurrent, scaled_mm
 from .errors import Error
 from .recipe_gemm import ActivationMatmul, RecipeLinear
 from .unsupported import Fallback, Unsupported
@@ -43,7 +45,7 @@ def _gemms(em) -> dict:
     for owner in (torch, torch.Tensor):
         add(owner, "matmul __matmul__ mm bmm mv dot vdot", lambda n: partial(em.matmul, n))
         add(owner, "addmm", lambda n: em.addmm)
-        add(owner, "baddbmm addbmm addmv", lambda n: getattr(em, n))
+        add(owner, "baddbmm addbmm addmv addr", lambda n: getattr(em, n))
         add(owner, "tensordot", lambda n: partial(contractions.tensordot, em))
         add(owner, "inner", lambda n: partial(contractions.inner, em))
     add(torch, "einsum", lambda n: partial(contractions.einsum, em))
@@ -55,15 +57,24 @@ def _gemms(em) -> dict:
     add(F, "conv_transpose1d conv_transpose2d conv_transpose3d", lambda n: partial(conv_gemm.conv_transpose, em,
                                                                                   int(n[-2])))
     add(F, "scaled_dot_product_attention", lambda n: partial(attention.sdpa, em))
+    add(torch, "lstm gru rnn_tanh rnn_relu", lambda n: partial(recurrent.sequence, em, n))
+    add(torch, "lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell",
+        lambda n: partial(recurrent.cell, em, n.removesuffix("_cell")))
     return out
+
+
+# torch's Python functions whose bodies call GEMMs (nn.MultiheadAttention's forward, the linear layer
+# fused with cross-entropy): torch runs them as written, the mode kept active for the calls inside.
+COMPOSITES = {getattr(F, n) for n in ("multi_head_attention_forward", "linear_cross_entropy") if hasattr(F, n)}
 
 
 # Calls that reduce products which emulate does not compute (in-place forms, chains whose order torch
 # chooses, fused kernels): Unsupported, never run unemulated without a word.
 _UNEMULATED_NAMES = {
     F: "bilinear conv_tbc",
-    torch: "chain_matmul _native_multi_head_attention convolution _convolution conv_tbc",
-    torch.Tensor: "addmm_ baddbmm_ addbmm_ addmv_",
+    torch: "chain_matmul _native_multi_head_attention _transformer_encoder_layer_fwd convolution _convolution "
+           "conv_tbc cdist",
+    torch.Tensor: "addmm_ baddbmm_ addbmm_ addmv_ addr_",
     torch.linalg: "multi_dot vecdot",
 }
 UNEMULATED = {getattr(owner, n) for owner, names in _UNEMULATED_NAMES.items() for n in names.split()
@@ -240,10 +251,14 @@ class emulate:
 
     def linear(self, x, weight, bias=None):
         self._check("linear", x, weight, bias)
+        return self.layer_gemm("linear", x, weight, bias)
+
+    def layer_gemm(self, op, x, weight, bias):
+        """x.W^T + b, the recipe's layer GEMM (train's Linear), named after op."""
         if weight.dim() != 2 or (bias is not None and bias.numel() != weight.shape[0]):
-            raise Error(f"linear with weight {tuple(weight.shape)} and bias "
+            raise Error(f"{op} with weight {tuple(weight.shape)} and bias "
                         f"{None if bias is None else tuple(bias.shape)}: expected n x k and n values")
-        return RecipeLinear.apply(x, weight, bias, self.casts, self._name("linear"))
+        return RecipeLinear.apply(x, weight, bias, self.casts, self._name(op))
 
     _DIMS = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "addmv": (2, 1), "dot": (1, 1), "vdot": (1, 1)}
 
@@ -288,6 +303,13 @@ class emulate:
         self._check("addmv", c)
         return _scaled_sum(beta, c, alpha, self.matmul("addmv", a, v))
 
+    def addr(self, c, u, v, beta=1, alpha=1):
+        """The outer product u.v^T as a layer GEMM with K = 1 (autocast runs addr in the low format)."""
+        self._check("addr", c, u, v)
+        if u.dim() != 1 or v.dim() != 1:
+            raise Error(f"addr of shapes {tuple(u.shape)} and {tuple(v.shape)}: expected vectors")
+        return _scaled_sum(beta, c, alpha, self._product("addr", u.unsqueeze(1), v.unsqueeze(0), layer=True))
+
 
 def _scaled_sum(beta, c, alpha, product):
     """beta.C + alpha.product in float32 by torch, as torch's add* ops define it (beta = 0 ignores C,
@@ -298,8 +320,7 @@ def _scaled_sum(beta, c, alpha, product):
 
 def _on_host(compute, args, kwargs):
     """CUDA tensors are computed on a host copy and the results returned to their device (autograd
-    carries the gradients across both copies). The GPU backend of issue 39 will compute them where
-    they are instead. Tensors on any other device are Unsupported."""
+    carries the gradients across both copies). Tensors on any other device are Unsupported."""
     devices = {t.device for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and t.device.type != "cpu"}
     if not devices:
         return compute(*args, **kwargs)
@@ -320,6 +341,8 @@ class _Mode(TorchFunctionMode):
         kwargs = kwargs or {}
         if self.em.exact_ops and func in EXACT_OPS:
             return EXACT_OPS[func](*args, **kwargs)
+        if func in COMPOSITES:
+            return self._composite(func, types, args, kwargs)
         compute = self.gemms.get(func)
         if compute is not None or func in UNEMULATED:
             op = _name_of(func)
@@ -334,3 +357,14 @@ class _Mode(TorchFunctionMode):
         if func is torch.Tensor.backward or func is torch.autograd.backward:
             self.em._backward_seen = True
         return func(*args, **kwargs)
+
+    def _composite(self, func, types, args, kwargs):
+        """func's own body, with this mode active again for the calls inside it (the mode is off while
+        its handler runs, and func would otherwise run every GEMM in it unseen)."""
+        redispatch = getattr(torch.overrides, "redispatch_function", None)
+        if redispatch is None:
+            op = _name_of(func)
+            reason = Unsupported(f"{op} is not emulated by a torch without torch.overrides.redispatch_function")
+            return self.em._fallback(op, reason, lambda: func(*args, **kwargs))
+        with self:
+            return redispatch(func, types, args, kwargs)
