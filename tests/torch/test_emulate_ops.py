@@ -4,7 +4,8 @@ are exact in float32, so the only rounding left is the recipe's rounding to its 
 which torch's own .to(bfloat16) computes independently. Shapes, transposes, the bias epilogue and
 every gradient's layout are checked this way; the rounding inside the GEMMs is proven against
 `fmtcheck train` (test_emulate_train.py). Also: the counts' names and the report's width, and what is
-not emulated: one Error, or with unsupported="warn" torch's result and one warning per op."""
+not emulated: one Error, or with unsupported="warn" torch's result and one warning per op; every op
+torch.autocast runs in float16 is either emulated or refused."""
 
 import numpy as np
 import pytest
@@ -137,6 +138,59 @@ def test_unsupported_warn_runs_torch_and_warns_once_per_op(case):
         assert all(torch.equal(g, want) for g in got)
     ours = [str(m.message) for m in w if str(m.message).startswith("emulate:")]
     assert len(ours) == 1 and "result is torch's, not bf16 on hopper's" in ours[0], ours
+
+
+def _m(*shape):
+    return torch.ones(*shape)
+
+
+# torch.autocast's list of CUDA ops that run in float16 (torch's AMP docs), one call each; prelu, the
+# one elementwise op there, left out. Each must be emulated or refused, never run unseen.
+AUTOCAST_LOW_PRECISION = {
+    "__matmul__": lambda: _m(2, 3) @ _m(3, 4),
+    "addbmm": lambda: torch.addbmm(_m(2, 4), _m(2, 2, 3), _m(2, 3, 4)),
+    "addmm": lambda: torch.addmm(_m(2, 4), _m(2, 3), _m(3, 4)),
+    "addmv": lambda: torch.addmv(_m(2), _m(2, 3), _m(3)),
+    "addr": lambda: torch.addr(_m(2, 3), _m(2), _m(3)),
+    "baddbmm": lambda: torch.baddbmm(_m(2, 2, 4), _m(2, 2, 3), _m(2, 3, 4)),
+    "bmm": lambda: torch.bmm(_m(2, 2, 3), _m(2, 3, 4)),
+    "chain_matmul": lambda: torch.chain_matmul(_m(2, 3), _m(3, 4), _m(4, 2)),
+    "multi_dot": lambda: torch.linalg.multi_dot([_m(2, 3), _m(3, 4), _m(4, 2)]),
+    "conv1d": lambda: F.conv1d(_m(1, 2, 5), _m(3, 2, 2)),
+    "conv2d": lambda: F.conv2d(_m(1, 2, 5, 5), _m(3, 2, 2, 2)),
+    "conv3d": lambda: F.conv3d(_m(1, 2, 4, 4, 4), _m(3, 2, 2, 2, 2)),
+    "conv_transpose1d": lambda: F.conv_transpose1d(_m(1, 2, 5), _m(2, 3, 2)),
+    "conv_transpose2d": lambda: F.conv_transpose2d(_m(1, 2, 4, 4), _m(2, 3, 2, 2)),
+    "conv_transpose3d": lambda: F.conv_transpose3d(_m(1, 2, 3, 3, 3), _m(2, 3, 2, 2, 2)),
+    "GRUCell": lambda: torch.nn.GRUCell(3, 4)(_m(2, 3)),
+    "linear": lambda: F.linear(_m(2, 3), _m(4, 3)),
+    "LSTMCell": lambda: torch.nn.LSTMCell(3, 4)(_m(2, 3)),
+    "matmul": lambda: torch.matmul(_m(2, 3), _m(3, 4)),
+    "mm": lambda: torch.mm(_m(2, 3), _m(3, 4)),
+    "mv": lambda: torch.mv(_m(2, 3), _m(3)),
+    "RNNCell": lambda: torch.nn.RNNCell(3, 4)(_m(2, 3)),
+    # and the layers and fused calls built on them
+    "LSTM": lambda: torch.nn.LSTM(3, 4)(_m(5, 2, 3)),
+    "GRU": lambda: torch.nn.GRU(3, 4)(_m(5, 2, 3)),
+    "RNN": lambda: torch.nn.RNN(3, 4)(_m(5, 2, 3)),
+    "MultiheadAttention": lambda: torch.nn.MultiheadAttention(4, 2)(_m(3, 2, 4), _m(3, 2, 4), _m(3, 2, 4)),
+    "scaled_dot_product_attention": lambda: F.scaled_dot_product_attention(_m(1, 2, 3, 4), _m(1, 2, 3, 4),
+                                                                           _m(1, 2, 3, 4)),
+    "einsum": lambda: torch.einsum("ij,jk->ik", _m(2, 3), _m(3, 4)),
+    "bilinear": lambda: F.bilinear(_m(2, 3), _m(2, 4), _m(5, 3, 4)),
+    "cdist": lambda: torch.cdist(_m(30, 4), _m(30, 4)),
+}
+
+
+@pytest.mark.parametrize("op", AUTOCAST_LOW_PRECISION)
+def test_every_autocast_gemm_is_emulated_or_refused(op):
+    with ft.emulate("bf16", "hopper") as em:
+        try:
+            AUTOCAST_LOW_PRECISION[op]()
+        except ft.Error as e:
+            assert "is not emulated" in str(e)
+            return
+    assert em.summary, f"{op} ran with no cast counted: torch computed it unseen"
 
 
 def test_unsupported_takes_error_or_warn():
