@@ -193,6 +193,67 @@ def test_every_autocast_gemm_is_emulated_or_refused(op):
     assert em.summary, f"{op} ran with no cast counted: torch computed it unseen"
 
 
+def _r(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed + len(shape)))
+
+
+M, K, N = _r(3, 5), _r(5, 4, seed=1), _r(4, 5, seed=2)
+V3, B1, B2 = _r(5, seed=3), _r(2, 3, 5), _r(2, 5, 4)
+LSTM_W = [_r(8, 5, seed=4), _r(8, 2, seed=5), _r(8, seed=6), _r(8, seed=7)]
+# Each GEMM entry point called with its operands named as torch names them (models do: BLOOM calls
+# baddbmm(input=, batch1=, batch2=)) against the same call by position.
+BY_NAME = {
+    "linear": (lambda: F.linear(M, N), lambda: F.linear(input=M, weight=N)),
+    "mm": (lambda: torch.mm(M, K), lambda: torch.mm(input=M, mat2=K)),
+    "Tensor.mm": (lambda: M.mm(K), lambda: M.mm(mat2=K)),
+    "bmm": (lambda: torch.bmm(B1, B2), lambda: torch.bmm(input=B1, mat2=B2)),
+    "mv": (lambda: torch.mv(M, V3), lambda: torch.mv(input=M, vec=V3)),
+    "dot": (lambda: torch.dot(V3, V3), lambda: torch.dot(input=V3, tensor=V3)),
+    "vdot": (lambda: torch.vdot(V3, V3), lambda: torch.vdot(input=V3, other=V3)),
+    "matmul": (lambda: torch.matmul(M, K), lambda: torch.matmul(input=M, other=K)),
+    "addmm": (lambda: torch.addmm(_r(3, 4), M, K, beta=0.5), lambda: torch.addmm(input=_r(3, 4), mat1=M, mat2=K,
+                                                                                beta=0.5)),
+    "baddbmm": (lambda: torch.baddbmm(_r(2, 3, 4), B1, B2, alpha=2),
+                lambda: torch.baddbmm(input=_r(2, 3, 4), batch1=B1, batch2=B2, alpha=2)),
+    "addbmm": (lambda: torch.addbmm(_r(3, 4), B1, B2), lambda: torch.addbmm(input=_r(3, 4), batch1=B1, batch2=B2)),
+    "addmv": (lambda: torch.addmv(_r(3), M, V3), lambda: torch.addmv(input=_r(3), mat=M, vec=V3)),
+    "addr": (lambda: torch.addr(_r(5, 5), V3, V3), lambda: torch.addr(input=_r(5, 5), vec1=V3, vec2=V3)),
+    "inner": (lambda: torch.inner(M, N), lambda: torch.inner(input=M, other=N)),
+    "tensordot": (lambda: torch.tensordot(M, K, 1), lambda: torch.tensordot(a=M, b=K, dims=1)),
+    "conv1d": (lambda: F.conv1d(_r(1, 2, 6), _r(3, 2, 2), None, 2),
+               lambda: F.conv1d(input=_r(1, 2, 6), weight=_r(3, 2, 2), stride=2)),
+    "conv_transpose1d": (lambda: F.conv_transpose1d(_r(1, 2, 6), _r(2, 3, 2)),
+                         lambda: F.conv_transpose1d(input=_r(1, 2, 6), weight=_r(2, 3, 2))),
+    "lstm_cell": (lambda: torch.lstm_cell(M, [_r(3, 2), _r(3, 2)], *LSTM_W),
+                  lambda: torch.lstm_cell(input=M, hx=[_r(3, 2), _r(3, 2)], w_ih=LSTM_W[0], w_hh=LSTM_W[1],
+                                          b_ih=LSTM_W[2], b_hh=LSTM_W[3])),
+}
+
+
+@pytest.mark.parametrize("op", BY_NAME)
+def test_operands_by_torchs_names(op):
+    results = []
+    for call in BY_NAME[op]:
+        with ft.emulate("bf16", "hopper") as em:
+            out = call()
+        results.append((out if isinstance(out, tuple) else (out,), em.summary))
+    (by_position, counts), (by_name, named_counts) = results
+    assert all(torch.equal(a, b) for a, b in zip(by_position, by_name)) and counts == named_counts and counts
+
+
+def test_exact_ops_by_torchs_names():
+    x, target = _r(3, 5), torch.tensor([0, 4, 2])
+    with ft.emulate("fp32", "hopper", exact_ops=True):
+        assert torch.equal(F.softmax(input=x, dim=1), F.softmax(x, 1))
+        assert torch.equal(F.layer_norm(input=x, normalized_shape=(5,)), F.layer_norm(x, (5,)))
+        assert torch.equal(F.cross_entropy(input=x, target=target), F.cross_entropy(x, target))
+
+
+def test_mm_into_another_dtype_is_unsupported():
+    with ft.emulate("bf16", "hopper"), pytest.raises(ft.Error, match="mm with out_dtype"):
+        torch.mm(M, K, out_dtype=torch.bfloat16)
+
+
 def test_unsupported_takes_error_or_warn():
     with pytest.raises(ft.Error, match="unsupported='ignore': expected one of error, warn"):
         ft.emulate("bf16", unsupported="ignore")

@@ -91,7 +91,8 @@ def tensordot(em, a, b, dims=2, op="tensordot"):
     return contract(em, op, f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)
 
 
-def inner(em, a, b):
+def inner(em, input, other):
+    a, b = input, other
     if a.dim() == 0 or b.dim() == 0:  # a product of each element, no sum: torch's own
         return a * b
     return tensordot(em, a, b, ([a.dim() - 1], [b.dim() - 1]), op="inner")

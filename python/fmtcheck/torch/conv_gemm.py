@@ -52,8 +52,8 @@ def _rows(x, kernel, stride, pads, dilation):
     return x.reshape(-1, x.shape[1 + nd] * math.prod(kernel)), out
 
 
-def conv(em, nd, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, op=None):
-    op = op or f"conv{nd}d"
+def conv(em, nd, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, op=None):
+    x, op = input, op or f"conv{nd}d"  # torch's parameter names, calls may use them
     em._check(op, x, weight, bias)
     if x.dim() not in (nd + 1, nd + 2) or weight.dim() != nd + 2:
         raise Error(f"{op} of input {tuple(x.shape)} and weight {tuple(weight.shape)}: expected "
@@ -81,8 +81,9 @@ def conv(em, nd, x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1
     return y.reshape(x.shape[0], *size, c_out).movedim(-1, 1)
 
 
-def conv_transpose(em, nd, x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    op = f"conv_transpose{nd}d"
+def conv_transpose(em, nd, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                   dilation=1):
+    x, op = input, f"conv_transpose{nd}d"
     em._check(op, x, weight, bias)
     if x.dim() not in (nd + 1, nd + 2) or weight.dim() != nd + 2 or groups < 1 or weight.shape[0] % groups:
         raise Error(f"{op} of input {tuple(x.shape)} and weight {tuple(weight.shape)} in {groups} groups: "

@@ -43,7 +43,7 @@ def _gemms(em) -> dict:
                 out[getattr(owner, n)] = make(n.strip("_"))
 
     for owner in (torch, torch.Tensor):
-        add(owner, "matmul __matmul__ mm bmm mv dot vdot", lambda n: partial(em.matmul, n))
+        add(owner, "matmul __matmul__ mm bmm mv dot vdot", lambda n: partial(em.product, n))
         add(owner, "addmm", lambda n: em.addmm)
         add(owner, "baddbmm addbmm addmv addr", lambda n: getattr(em, n))
         add(owner, "tensordot", lambda n: partial(contractions.tensordot, em))
@@ -81,10 +81,10 @@ UNEMULATED = {getattr(owner, n) for owner, names in _UNEMULATED_NAMES.items() fo
               if hasattr(owner, n)}
 
 
-def _softmax(x, dim=None, _stacklevel=3, dtype=None):  # F.softmax's, torch.softmax's and Tensor.softmax's
+def _softmax(input, dim=None, _stacklevel=3, dtype=None):  # F.softmax's, torch.softmax's and Tensor.softmax's
     if dim is None:
         raise Error("softmax without dim: name the dimension (the exact softmax does not guess one)")
-    return exact_ops.softmax(x, dim, dtype)
+    return exact_ops.softmax(input, dim, dtype)
 
 
 # exact_ops=True: torch's float32 ops that fmtcheck train defines, computed in its fixed order.
@@ -249,9 +249,10 @@ class emulate:
         a, b = a.expand(*batch, *a.shape[-2:]), b.expand(*batch, *b.shape[-2:])
         return ActivationMatmul.apply(a, b, self.casts, self._name(op))
 
-    def linear(self, x, weight, bias=None):
-        self._check("linear", x, weight, bias)
-        return self.layer_gemm("linear", x, weight, bias)
+    # Each entry point takes torch's parameter names: models call them by name too (BLOOM's baddbmm).
+    def linear(self, input, weight, bias=None):
+        self._check("linear", input, weight, bias)
+        return self.layer_gemm("linear", input, weight, bias)
 
     def layer_gemm(self, op, x, weight, bias):
         """x.W^T + b, the recipe's layer GEMM (train's Linear), named after op."""
@@ -261,6 +262,18 @@ class emulate:
         return RecipeLinear.apply(x, weight, bias, self.casts, self._name(op))
 
     _DIMS = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "addmv": (2, 1), "dot": (1, 1), "vdot": (1, 1)}
+    # torch's name of each product's second operand
+    _OTHER = {"matmul": "other", "__matmul__": "other", "mm": "mat2", "bmm": "mat2", "mv": "vec", "dot": "tensor",
+              "vdot": "other"}
+
+    def product(self, op, *args, out_dtype=None, **kwargs):
+        """torch.<op>(input, other) with its operands by position or by torch's names."""
+        if out_dtype is not None:
+            raise Unsupported(f"{op} with out_dtype: emulate computes float32")
+        names = ("input", self._OTHER[op])
+        if len(args) + len(kwargs) != 2 or not set(kwargs) <= set(names[len(args):]):
+            raise Error(f"{op} takes {' and '.join(names)}, not {len(args)} operands and {sorted(kwargs)}")
+        return self.matmul(op, *args, *(kwargs[n] for n in names[len(args):]))
 
     def matmul(self, op, a, b):
         """torch.matmul's semantics: a vector operand is a one-row (left) or one-column (right) matrix,
@@ -275,7 +288,8 @@ class emulate:
         y = y.squeeze(-1) if right else y
         return y.squeeze(-1 if right else -2) if left else y
 
-    def addmm(self, c, a, b, beta=1, alpha=1):
+    def addmm(self, input, mat1, mat2, beta=1, alpha=1):
+        c, a, b = input, mat1, mat2
         self._check("addmm", c, a, b)
         if a.dim() != 2 or b.dim() != 2:
             raise Error(f"addmm of shapes {tuple(a.shape)} and {tuple(b.shape)}: expected matrices")
@@ -284,31 +298,34 @@ class emulate:
             return RecipeLinear.apply(a, b.t(), c, self.casts, self._name("addmm"))
         return _scaled_sum(beta, c, alpha, self._product("addmm", a, b, layer=True))
 
-    def baddbmm(self, c, a, b, beta=1, alpha=1):
+    def baddbmm(self, input, batch1, batch2, beta=1, alpha=1):
+        c, a, b = input, batch1, batch2
         self._check("baddbmm", c, a, b)
         if a.dim() != 3 or b.dim() != 3:
             raise Error(f"baddbmm of shapes {tuple(a.shape)} and {tuple(b.shape)}: expected 3-D operands")
         return _scaled_sum(beta, c, alpha, self._product("baddbmm", a, b, layer=False))
 
-    def addbmm(self, c, a, b, beta=1, alpha=1):
+    def addbmm(self, input, batch1, batch2, beta=1, alpha=1):
         """The sum over the batch of A_i.B_i is one product with K = batch x k: A (n, batch x k) x
         B (batch x k, p), batch-major, as an activation matmul (neither operand is a weight)."""
+        c, a, b = input, batch1, batch2
         self._check("addbmm", c, a, b)
         if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0]:
             raise Error(f"addbmm of shapes {tuple(a.shape)} and {tuple(b.shape)}: expected 3-D, equal batches")
         rows = a.transpose(0, 1).reshape(a.shape[1], -1)
         return _scaled_sum(beta, c, alpha, self._product("addbmm", rows, b.reshape(-1, b.shape[2]), layer=False))
 
-    def addmv(self, c, a, v, beta=1, alpha=1):
-        self._check("addmv", c)
-        return _scaled_sum(beta, c, alpha, self.matmul("addmv", a, v))
+    def addmv(self, input, mat, vec, beta=1, alpha=1):
+        self._check("addmv", input)
+        return _scaled_sum(beta, input, alpha, self.matmul("addmv", mat, vec))
 
-    def addr(self, c, u, v, beta=1, alpha=1):
-        """The outer product u.v^T as a layer GEMM with K = 1 (autocast runs addr in the low format)."""
-        self._check("addr", c, u, v)
-        if u.dim() != 1 or v.dim() != 1:
-            raise Error(f"addr of shapes {tuple(u.shape)} and {tuple(v.shape)}: expected vectors")
-        return _scaled_sum(beta, c, alpha, self._product("addr", u.unsqueeze(1), v.unsqueeze(0), layer=True))
+    def addr(self, input, vec1, vec2, beta=1, alpha=1):
+        """The outer product vec1.vec2^T as a layer GEMM with K = 1 (autocast runs addr in the low
+        format)."""
+        self._check("addr", input, vec1, vec2)
+        if vec1.dim() != 1 or vec2.dim() != 1:
+            raise Error(f"addr of shapes {tuple(vec1.shape)} and {tuple(vec2.shape)}: expected vectors")
+        return _scaled_sum(beta, input, alpha, self._product("addr", vec1.unsqueeze(1), vec2.unsqueeze(0), layer=True))
 
 
 def _scaled_sum(beta, c, alpha, product):

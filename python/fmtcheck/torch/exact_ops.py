@@ -36,9 +36,11 @@ class _Softmax(torch.autograd.Function):
         return torch.from_numpy(_core.softmax_rows_backward(_np(p), _np(dp), p.shape[-1])).reshape(p.shape)
 
 
-def softmax(x: torch.Tensor, dim: int = -1, dtype=None) -> torch.Tensor:
+def softmax(input: torch.Tensor, dim: int = -1, dtype=None) -> torch.Tensor:
     """Softmax over `dim` (max subtracted, exp correctly rounded, the row summed in order, each value
-    divided by the sum); -inf entries (masked positions) give 0. Backward: p·(dp - sum(dp·p))."""
+    divided by the sum); -inf entries (masked positions) give 0. Backward: p·(dp - sum(dp·p)).
+    Parameters named as torch names them (here and below): calls may use the names."""
+    x = input
     _check("softmax", x)
     if dtype not in (None, torch.float32):
         raise Error(f"softmax with dtype={dtype}: the exact softmax computes in float32")
@@ -68,10 +70,11 @@ class _LayerNorm(torch.autograd.Function):
                 torch.from_numpy(dbeta).reshape(w_shape) if want[2] else None, None, None)
 
 
-def layer_norm(x: torch.Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> torch.Tensor:
+def layer_norm(input: torch.Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> torch.Tensor:
     """torch.nn.functional.layer_norm over the last len(normalized_shape) dimensions, in fmtcheck
     train's order: mean, biased variance of (x - mean), rstd = 1/sqrt(var + eps) in float32, each sum
     in order; gamma's and beta's gradients summed over rows in order."""
+    x = input
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     _check("layer_norm", x)
     if tuple(x.shape[x.dim() - len(shape):]) != shape or not shape:
@@ -100,13 +103,14 @@ class _ExactCrossEntropy(torch.autograd.Function):
         return torch.from_numpy(d), None
 
 
-def cross_entropy(logits: torch.Tensor, labels: torch.Tensor, weight=None, size_average=None,
+def cross_entropy(input: torch.Tensor, target: torch.Tensor, weight=None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> torch.Tensor:
     """Mean cross-entropy of rows x classes float32 CPU logits against integer labels, as train
     computes it (log-sum-exp per row with correctly rounded exp and log, rows summed in order).
     Rows labelled `ignore_index` are left out, as torch leaves them; class weights, label smoothing
     and other reductions are refused."""
+    logits, labels = input, target
     if weight is not None or size_average is not None or reduce is not None or reduction != "mean" \
             or label_smoothing != 0.0:
         raise Error("the exact cross_entropy takes reduction='mean' only: no class weights, label "

@@ -79,13 +79,19 @@ def _layer_params(flat, has_biases, projections, count):
     return out
 
 
-def sequence(em, kind, *args):
+ARGUMENTS = ("input", "hx", "params", "has_biases", "num_layers", "dropout", "train", "bidirectional", "batch_first")
+
+
+def sequence(em, kind, *args, **kwargs):
     """torch.lstm / gru / rnn_tanh / rnn_relu (input, hx, params, has_biases, num_layers, dropout,
     train, bidirectional, batch_first): the output and the final hidden states (and cell states)."""
     # The packed form is (data, batch_sizes, hx, params, ...): its second argument is a tensor for an
     # LSTM (its hx is a list), its third for the others (their params are a list).
-    if isinstance(args[1] if kind == "lstm" else args[2], torch.Tensor):
+    if "batch_sizes" in kwargs or isinstance((args + (None, None))[1 if kind == "lstm" else 2], torch.Tensor):
         raise Unsupported(f"{kind} of a packed sequence: emulate takes padded sequences")
+    if len(args) + len(kwargs) != len(ARGUMENTS) or not set(kwargs) <= set(ARGUMENTS[len(args):]):
+        raise Error(f"{kind} takes {', '.join(ARGUMENTS)}, not {len(args)} values and {sorted(kwargs)}")
+    args += tuple(kwargs[n] for n in ARGUMENTS[len(args):])
     x, hx, flat, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
     hiddens = list(hx) if kind == "lstm" else [hx]
     em._check(kind, x, *hiddens, *flat)
@@ -116,10 +122,10 @@ def sequence(em, kind, *args):
     return x, torch.stack(finals, 0)
 
 
-def cell(em, kind, x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+def cell(em, kind, input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """torch.lstm_cell / gru_cell / rnn_tanh_cell / rnn_relu_cell: one step of the cell, its input
     projected in the step (named path.OP_cell.ih and .hh)."""
-    hidden = tuple(hx) if kind == "lstm" else hx
+    x, hidden = input, tuple(hx) if kind == "lstm" else hx
     em._check(f"{kind}_cell", x, *(hidden if kind == "lstm" else [hidden]), w_ih, w_hh, b_ih, b_hh)
 
     def gemm(role, a, w, b):
