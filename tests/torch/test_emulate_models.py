@@ -1,7 +1,8 @@
-"""fmtcheck.torch.emulate on a model fmtcheck did not write: a Hugging Face GPT-2 from a config
+"""fmtcheck.torch.emulate on models fmtcheck did not write: a Hugging Face GPT-2 from a config
 (Conv1D layers through addmm; eager attention through batched matmul, or SDPA attention through
 F.scaled_dot_product_attention) trains under bf16 and fp8-current with every GEMM emulated and
-counted. Not a bit-exactness claim (torch's own softmax, layer norm and loss run as torch runs
+counted, and so do small models of seven other families (BERT, Llama, BLOOM, T5, Whisper, ViT,
+ResNet). Not a bit-exactness claim (torch's own softmax, layer norm and loss run as torch runs
 them); that the run goes through, every layer's casts are counted, and the emulation changes the
 loss from torch's own float32."""
 
@@ -32,3 +33,52 @@ def test_gpt2_trains_under_emulate(recipe, attention):
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
     assert float(loss.detach()) != plain and abs(float(loss.detach()) - plain) < 0.05
     assert max(map(len, em.report().splitlines())) <= 100
+
+
+def _families():
+    import transformers as tr
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, vocab_size=100)
+    tokens = dict(input_ids=torch.randint(0, 100, (2, 7), generator=torch.Generator().manual_seed(0)))
+    text = dict(tokens, labels=tokens["input_ids"])
+    return {  # config, model class, inputs
+        "bert": (tr.BertConfig(**small), tr.BertForMaskedLM, text),
+        "llama": (tr.LlamaConfig(**small, num_key_value_heads=1), tr.LlamaForCausalLM, text),
+        "bloom": (tr.BloomConfig(hidden_size=32, n_layer=2, n_head=2, vocab_size=100), tr.BloomForCausalLM, text),
+        "t5": (tr.T5Config(d_model=32, d_ff=64, num_layers=2, num_heads=2, d_kv=16, vocab_size=100,
+                           decoder_start_token_id=0, pad_token_id=0), tr.T5ForConditionalGeneration, text),
+        "whisper": (tr.WhisperConfig(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                                     decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                                     vocab_size=100, num_mel_bins=8, max_source_positions=16, pad_token_id=0,
+                                     bos_token_id=1, eos_token_id=2, decoder_start_token_id=1),
+                    tr.WhisperForConditionalGeneration,
+                    dict(input_features=torch.randn(2, 8, 32), decoder_input_ids=tokens["input_ids"],
+                         labels=tokens["input_ids"])),
+        "vit": (tr.ViTConfig(**{k: v for k, v in small.items() if k != "vocab_size"}, image_size=16, patch_size=4),
+                tr.ViTForImageClassification,
+                dict(pixel_values=torch.randn(2, 3, 16, 16), labels=torch.tensor([0, 1]))),
+        "resnet": (tr.ResNetConfig(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1], embedding_size=8, num_labels=3),
+                   tr.ResNetForImageClassification,
+                   dict(pixel_values=torch.randn(2, 3, 32, 32), labels=torch.tensor([0, 2]))),
+    }
+
+
+FAMILIES = ["bert", "llama", "bloom", "t5", "whisper", "vit", "resnet"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_hugging_face_families_train_with_every_layer_counted(family):
+    """A training step of small models of other families (encoder, decoder, encoder-decoder, speech,
+    vision, convolutional; BLOOM's baddbmm by keyword, T5 without scaling, Whisper's convolutions)
+    under bf16: no GEMM-bearing call is refused, and every linear and convolution layer that took
+    part (its weight has a gradient) has its forward and weight-gradient casts counted."""
+    import transformers as tr
+    config, cls, inputs = _families()[family]
+    torch.manual_seed(0)
+    model = cls(config).train()
+    with ft.emulate("bf16", "hopper", model=model) as em:
+        model(**inputs).loss.backward()
+    kinds = (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, tr.pytorch_utils.Conv1D)
+    layers = [p for p, m in model.named_modules() if isinstance(m, kinds) and m.weight.grad is not None]
+    assert len(layers) >= 4
+    for layer in layers:
+        assert em.summary[f"{layer}:input"]["values"] > 0 and em.summary[f"{layer}:grad_weight"]["values"] > 0, layer
