@@ -82,3 +82,71 @@ def test_hugging_face_families_train_with_every_layer_counted(family):
     assert len(layers) >= 4
     for layer in layers:
         assert em.summary[f"{layer}:input"]["values"] > 0 and em.summary[f"{layer}:grad_weight"]["values"] > 0, layer
+
+
+class _Checkpointed(torch.nn.Module):
+    """Two layers with GELU between, the first (and the GELU) recomputed in backward when asked."""
+
+    def __init__(self, reentrant=None):
+        super().__init__()
+        self.a, self.b, self.reentrant = torch.nn.Linear(16, 32), torch.nn.Linear(32, 8), reentrant
+
+    def forward(self, x):
+        first = lambda t: torch.nn.functional.gelu(self.a(t))  # noqa: E731
+        if self.reentrant is None:
+            return self.b(first(x))
+        return self.b(torch.utils.checkpoint.checkpoint(first, x, use_reentrant=self.reentrant))
+
+
+def _gradients(model, x, recipe, steps=2):
+    """Each step's parameter gradients under emulate (delayed scaling's history runs across steps)."""
+    out = []
+    with ft.emulate(recipe, "hopper", model=model):
+        for _ in range(steps):
+            model.zero_grad()
+            model(x).square().sum().backward()
+            out.append([p.grad.clone() for p in model.parameters()])
+    return out
+
+
+@pytest.mark.parametrize("recipe", ["bf16", "fp8-current", "fp8-delayed"])
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_checkpointing_recomputes_under_the_recipe(recipe, reentrant):
+    """Gradient checkpointing recomputes its forward inside the backward pass, where torch turns the
+    mode off: emulate keeps it on there, so the recomputed activations are the recipe's and the
+    gradients equal the run without checkpointing, bit for bit (torch's float32 recompute differs)."""
+    torch.manual_seed(0)
+    plain, checkpointed = _Checkpointed(), _Checkpointed(reentrant)
+    checkpointed.load_state_dict(plain.state_dict())
+    x = torch.randn(4, 16, requires_grad=reentrant)  # the reentrant form needs an input with a gradient
+    for want, got in zip(_gradients(plain, x, recipe), _gradients(checkpointed, x, recipe)):
+        assert all(torch.equal(w, g) for w, g in zip(want, got))
+
+
+def test_hugging_face_gradient_checkpointing_is_emulated():
+    config, cls, inputs = _families()["llama"]
+    torch.manual_seed(0)
+    plain = cls(config).train()
+    checkpointed = cls(config).train()
+    checkpointed.load_state_dict(plain.state_dict())
+    checkpointed.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    grads, recomputed = [], []
+    for model in (plain, checkpointed):
+        with ft.emulate("bf16", "hopper", model=model) as em:
+            model(**inputs).loss.backward()
+        grads.append([p.grad for p in model.parameters()])
+        recomputed.append([n for n in em.summary if n.startswith("model.layers.0.mlp.up_proj#1:")])
+    assert all(torch.equal(w, g) for w, g in zip(*grads))
+    assert not recomputed[0] and recomputed[1]  # the checkpointed layers' casts again, in backward
+
+
+def test_a_torch_that_cannot_redispatch_is_told(monkeypatch):
+    """Before torch.overrides.redispatch_function, emulate cannot keep its mode on inside torch's own
+    Python functions or the backward pass: it says so when made, and refuses MultiheadAttention."""
+    monkeypatch.delattr(torch.overrides, "redispatch_function")
+    with pytest.warns(UserWarning, match="checkpointed forward is recomputed in backward by torch"):
+        em = ft.emulate("bf16", "hopper")
+    attention = torch.nn.MultiheadAttention(4, 2)
+    x = torch.randn(3, 2, 4)
+    with em, pytest.raises(ft.Error, match="multi_head_attention_forward is not emulated by a torch without"):
+        attention(x, x, x)

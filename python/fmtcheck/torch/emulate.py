@@ -12,6 +12,7 @@ runs in torch with a warning: never silently unemulated."""
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from typing import Callable, Dict, Optional
 
@@ -67,6 +68,8 @@ def _gemms(em) -> dict:
 # fused with cross-entropy): torch runs them as written, the mode kept active for the calls inside.
 COMPOSITES = {getattr(F, n) for n in ("multi_head_attention_forward", "linear_cross_entropy") if hasattr(F, n)}
 
+
+BACKWARD = {torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad}
 
 # Calls that reduce products which emulate does not compute (in-place forms, chains whose order torch
 # chooses, fused kernels): Unsupported, never run unemulated without a word.
@@ -137,6 +140,10 @@ class emulate:
         self._backward_seen = False
         self._totals: Dict[str, Dict[str, float]] = {}
         self._mode = _Mode(self)
+        if not hasattr(torch.overrides, "redispatch_function"):
+            warnings.warn("emulate: this torch has no torch.overrides.redispatch_function (torch releases from "
+                          "2026 on): nn.MultiheadAttention's forward and F.linear_cross_entropy are not emulated, "
+                          "and a checkpointed forward is recomputed in backward by torch in float32", stacklevel=2)
         self._hooks = []
         # Called with each ended step's casts, also the steps emulate starts by itself (one per forward
         # under gradient accumulation): how a Recorder sees them all.
@@ -371,17 +378,29 @@ class _Mode(TorchFunctionMode):
                 return _on_host(compute, args, {k: v for k, v in kwargs.items() if k != "out"})
             except Unsupported as e:
                 return self.em._fallback(op, e, lambda: func(*args, **kwargs))
-        if func is torch.Tensor.backward or func is torch.autograd.backward:
+        if func in BACKWARD:
+            # The backward pass runs with the mode on, so that what runs Python inside it is emulated
+            # too: gradient checkpointing recomputes its forward there (as a GPU recomputes it under
+            # the recipe). A step without model= ends at the next GEMM after it.
             self.em._backward_seen = True
+            try:
+                return self._inside(func, types, args, kwargs, lambda: func(*args, **kwargs))
+            finally:
+                self.em._backward_seen = True
         return func(*args, **kwargs)
 
     def _composite(self, func, types, args, kwargs):
-        """func's own body, with this mode active again for the calls inside it (the mode is off while
-        its handler runs, and func would otherwise run every GEMM in it unseen)."""
+        op = _name_of(func)
+        unsupported = Unsupported(f"{op} is not emulated by a torch without torch.overrides.redispatch_function")
+        return self._inside(func, types, args, kwargs, lambda: self.em._fallback(op, unsupported,
+                                                                                 lambda: func(*args, **kwargs)))
+
+    def _inside(self, func, types, args, kwargs, without):
+        """func's own body with this mode active again for the calls inside it (the mode is off while
+        its handler runs, and func would run every GEMM in it unseen); `without()` on a torch that
+        cannot skip the handler (torch.overrides.redispatch_function)."""
         redispatch = getattr(torch.overrides, "redispatch_function", None)
         if redispatch is None:
-            op = _name_of(func)
-            reason = Unsupported(f"{op} is not emulated by a torch without torch.overrides.redispatch_function")
-            return self.em._fallback(op, reason, lambda: func(*args, **kwargs))
+            return without()
         with self:
             return redispatch(func, types, args, kwargs)
