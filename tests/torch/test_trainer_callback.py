@@ -10,6 +10,7 @@ import logging
 
 import pytest
 import torch
+from safetensors import safe_open
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed: "
                                    "pip install -r scripts/requirements-torch.txt")
@@ -44,9 +45,39 @@ def test_the_callback_records_a_trainer_run(precision, tmp_path, caplog):
         t.train()
     out = tmp_path / "fmtcheck"
     assert sorted(p.name for p in out.glob("step_*.safetensors")) == [f"step_{s:06d}.safetensors" for s in range(6)]
+    assert all(recorded_gradients(t.model, f) for f in out.glob("step_*.safetensors"))
     verdict = (out / "verdict.txt").read_text()
     assert "6 of 6 steps recorded" in verdict and "verdict over the recorded tensors" in verdict
     assert verdict in caplog.text
+
+
+def recorded_gradients(model, step_file):
+    """Whether the step's file holds every parameter's gradient (the Trainer zeroes them before its
+    step-end callback, so a step must end earlier to see them)."""
+    keys = set(safe_open(step_file, "pt").keys())
+    return all(f"{n}:grad" in keys for n, _ in model.named_parameters())
+
+
+def test_the_callback_records_an_emulated_trainer_run(tmp_path):
+    """trainer.train() under emulate (the Trainer in float32, the recipe casting): the Recorder takes
+    emulate's casts per step and the gradients the optimizer stepped with, and the emulated run's
+    loss is not the float32 run's."""
+    losses = []
+    for recipe in (None, "fp8-current"):
+        t = trainer(tmp_path / str(recipe), 4, transformers.TrainerCallback())
+        if recipe is None:
+            losses.append(t.train().training_loss)
+            continue
+        with ft.emulate(recipe, "hopper", model=t.model) as em:
+            t.add_callback(ft.TrainerCallback(record=("grad",), emulate=em))
+            losses.append(t.train().training_loss)
+    out = tmp_path / "fp8-current" / "fmtcheck"
+    with open(out / "emulated.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {int(r["step"]) for r in rows} == {0, 1, 2, 3}
+    assert {r["tensor"] for r in rows} >= {"transformer.h.0.attn.c_attn:input", "lm_head:grad_weight"}
+    assert all(recorded_gradients(t.model, f) for f in out.glob("step_*.safetensors"))
+    assert "4 of 4 steps recorded" in (out / "verdict.txt").read_text() and losses[0] != losses[1]
 
 
 def test_the_trainers_gradscaler_decisions_replay(tmp_path, cli):

@@ -20,7 +20,9 @@ class TrainerCallback(transformers.TrainerCallback):
     The trace goes to `out_dir` (default: the run's output_dir/fmtcheck); with fp16 the Trainer's
     GradScaler (accelerate's) is watched, so scaler.csv holds its real decisions. At the end of
     training the verdict is logged (logger "fmtcheck", level info), printed by the main process and
-    written to out_dir/verdict.txt. The other arguments are the Recorder's.
+    written to out_dir/verdict.txt. The other arguments are the Recorder's: ``emulate=em`` with
+    ``trainer.train()`` run inside ``with fmtcheck.torch.emulate(recipe, gpu, model=trainer.model) as
+    em`` (and the Trainer in float32: the recipe does the casts) records the emulated run.
     """
 
     def __init__(self, out_dir: Optional[str] = None, every: int = 1,
@@ -39,9 +41,11 @@ class TrainerCallback(transformers.TrainerCallback):
                                  formats=self.formats, verbose=state.is_world_process_zero, **self.options)
         self.recorder.start()
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_optimizer_step(self, args, state, control, **kwargs):
+        # Without a scaler a step ends here: after the optimizer's step, before the Trainer zeroes the
+        # gradients (at on_step_end they are gone).
         if self.recorder is not None and self.recorder.scaler is None:
-            self.recorder.step()  # without a scaler, a Trainer step ends here
+            self.recorder.step()
 
     def on_train_end(self, args, state, control, **kwargs):
         if self.recorder is None:
