@@ -145,10 +145,11 @@ def test_step_is_called_by_the_loop_without_a_scaler_or_optimizer(tmp_path):
             r.step()
 
 
-def test_the_report_fits_and_its_replay_command_makes_torchs_decisions(tmp_path, capsys, cli):
+@pytest.mark.parametrize("factors", [{}, {"growth_factor": 4.0, "backoff_factor": 0.25}])
+def test_the_report_fits_and_its_replay_command_makes_torchs_decisions(factors, tmp_path, capsys, cli):
     model, batches, loss = MODELS["mlp"]()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=5)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=5, **factors)
     with ft.Recorder(model, tmp_path, scaler=scaler) as rec:
         train(model, opt, batches, loss, 12, scaler=scaler)
     out = capsys.readouterr().out

@@ -312,6 +312,9 @@ class Recorder:
             command = (f"fmtcheck scale {self.out_dir} --recipe gradscaler --format fp32 --tensors ':grad$' "
                        f"--init-scale {fmtcheck_number(self.scaler_rows[0]['scale'])} "
                        f"--growth-interval {s.get('growth_interval', 2000)}")
+            for knob, cli_default in (("growth_factor", 2.0), ("backoff_factor", 0.5)):
+                if s.get(knob, cli_default) != cli_default:
+                    command += f" --{knob.replace('_', '-')} {fmtcheck_number(s[knob])}"
             text += wrap("replay torch's decisions: ", command, width)
         return text
 
