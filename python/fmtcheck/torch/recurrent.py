@@ -15,9 +15,6 @@ import torch
 from .errors import Error
 from .unsupported import Unsupported
 
-GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
-
-
 def _simple(nonlinearity):
     """RNN.cpp's SimpleCell: nonlinearity(linear_hh(h) + the input's projection)."""
 
