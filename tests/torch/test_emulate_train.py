@@ -151,13 +151,14 @@ def run(task, recipe, gpu, steps, emulated=True, init_scale=65536.0, growth_inte
                 compared += 1
                 if mine.get(ours) != flags:
                     return f"step {s}: casts of {name}: {mine.get(ours)} != train's {flags}"
-    if emulated and named and recipe not in ("fp32", "tf32") and compared == 0:
+    if emulated and named and recipe not in ("fp32", "tf32", "tf32-rne") and compared == 0:
         return "no cast was compared"
     return None
 
 
 # (task, recipe, gpu, steps): train's default recipes on its default GPU, and MX on Blackwell.
-CASES = [("mlp", "fp32", "hopper", 150), ("mlp", "tf32", "hopper", 150), ("mlp", "bf16", "hopper", 150),
+CASES = [("mlp", "fp32", "hopper", 150), ("mlp", "tf32", "hopper", 150), ("mlp", "tf32-rne", "hopper", 60),
+         ("mlp", "bf16", "hopper", 150),
          ("mlp", "fp16", "hopper", 150), ("mlp", "fp8-current", "hopper", 100), ("mlp", "fp8-delayed", "hopper", 100),
          ("mlp", "mxfp8", "blackwell", 60), ("mlp", "bf16", "ampere", 60),
          ("transformer", "fp32", "hopper", 30), ("transformer", "tf32", "hopper", 10),

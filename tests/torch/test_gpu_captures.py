@@ -133,8 +133,10 @@ def test_tf32_gemms_are_rne_operands_and_cublas_split_k():
     small batched products run a float32 kernel without tensor cores (split 0 here). Each call's
     kernel is found on the first call of its shape and layout; every later call of the same shape
     and layout (held out) must match with that one. Which kernel cuBLAS picks is its heuristic's
-    choice, which fmtcheck does not predict: emulate's tf32 differs from these GEMMs (asserted)."""
-    splits, held_out, emulate_differs, outputs = {}, 0, 0, 0
+    choice, which fmtcheck does not predict; every call cuBLAS ran unsplit is emulate's tf32-rne
+    recipe bit for bit (the addmm's bias, the batched products), and emulate's tf32 differs from
+    these GEMMs (asserted)."""
+    splits, held_out, emulate_differs, rne_differs, unsplit, outputs = {}, 0, 0, 0, 0, 0
     for call in captures("tf32"):
         key = (call["op"], tuple(tuple(a.shape) for a in call["args"]), tuple(call["strides"]))
         theirs = bits(call["out"])
@@ -150,11 +152,17 @@ def test_tf32_gemms_are_rne_operands_and_cublas_split_k():
                                   (f" (split {splits[key]} fitted on an earlier call)" if key in splits else "")
         splits.setdefault(key, found)
         emulate_differs += int((bits(replay_gemm(call, "tf32")) != theirs).sum())
+        rne = bits(replay_gemm(call, "tf32-rne"))
+        rne_differs += int((rne != theirs).sum())
+        if found == 1:
+            unsplit += 1
+            assert np.array_equal(rne, theirs), f"{key}: emulate's tf32-rne is not cuBLAS's unsplit kernel"
         outputs += theirs.size
-    assert held_out >= 10
-    assert emulate_differs > outputs // 2
+    assert held_out >= 10 and unsplit >= 30
+    assert emulate_differs > outputs // 2 and rne_differs < emulate_differs // 2
     print(f"tf32: {len(splits)} shapes and layouts, (split, shapes) {sorted(Counter(splits.values()).items())}")
-    print(f"  {held_out} held-out calls match; emulate's tf32 differs on {emulate_differs} of {outputs} outputs")
+    print(f"  {held_out} held-out calls match; of {outputs} outputs emulate's tf32 differs on {emulate_differs}, "
+          f"tf32-rne on {rne_differs} (its {unsplit} unsplit calls bit for bit)")
 
 
 def test_capture_settings():

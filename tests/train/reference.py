@@ -150,6 +150,7 @@ FORMATS = {
     "e4m3": (ml_dtypes.float8_e4m3fn, 448.0),
     "e5m2": (ml_dtypes.float8_e5m2, 57344.0),
     "tf32": (None, float(np.finfo(F32).max)),  # cast() truncates float32 bits
+    "tf32-rne": (None, float(np.finfo(F32).max)),  # tf32 rounded to nearest even, by cast()
     "e2m1": (ml_dtypes.float4_e2m1fn, 6.0),  # MX elements (always saturated here)
     "e2m3": (ml_dtypes.float6_e2m3fn, 7.5),
     "e3m2": (ml_dtypes.float6_e3m2fn, 28.0),
@@ -183,10 +184,15 @@ OVERFLOW_FROM = {"e2m1": 6.0 + 1.0, "e2m3": 7.5 + 0.25, "e3m2": 28.0 + 2.0}
 def cast(x, fmt, saturate, stats):
     """x (float32) rounded to fmt; returns the values as float64; counts into stats.
     tf32 operands: the float32 bits with the low 13 cleared (a tensor core's
-    reading of fp32 registers)."""
+    reading of fp32 registers); tf32-rne: rounded there to nearest even (cuBLAS)."""
     x = np.asarray(x, dtype=F32)
-    if fmt == "tf32":
-        q = (np.ascontiguousarray(x).view(np.uint32) & np.uint32(0xFFFFE000)).view(F32).astype(F64)
+    if fmt in ("tf32", "tf32-rne"):
+        bits = np.ascontiguousarray(x).view(np.uint32).astype(np.uint64)
+        if fmt == "tf32-rne":  # half a tf32 ulp less one, plus its last bit: a tie carries from an odd one
+            bits = bits + 0xFFF + ((bits >> 13) & 1)
+        q = (bits & 0xFFFFE000).astype(np.uint32).view(F32).astype(F64)
+        if fmt == "tf32-rne":
+            q[np.isnan(x)] = np.nan  # (the carry would run into a NaN's sign)
         if stats is not None:
             stats.underflowed += int(np.sum(np.isfinite(x) & (x != 0) & (q == 0)))
         return q
@@ -236,6 +242,7 @@ class Delayed:
 RECIPES = {  # forward, gradient, activation, saturating operand casts, scaling, loss scaling
     "fp32": (None, None, None, False, None, False),
     "tf32": ("tf32", "tf32", None, False, None, False),
+    "tf32-rne": ("tf32-rne", "tf32-rne", None, False, None, False),
     "fp16": ("fp16", "fp16", "fp16", False, None, True),
     "bf16": ("bf16", "bf16", "bf16", False, None, False),
     "fp8-delayed": ("e4m3", "e5m2", "bf16", True, "delayed", False),

@@ -7,11 +7,11 @@
 namespace fmtcheck::train {
 namespace {
 
-constexpr std::array<std::string_view, 15> names = {
-    "fp32",         "tf32",         "fp16",          "bf16",
-    "fp8-delayed",  "fp8-current",  "mxfp8",         "bf16-pure",
-    "bf16-pure-sr", "bf16-pure-kahan", "bf16-pure-fp32-states",
-    "fp16-pure",    "fp16-pure-sr", "fp16-pure-kahan", "fp16-pure-fp32-states"};
+constexpr std::array<std::string_view, 16> names = {
+    "fp32",         "tf32",            "tf32-rne",              "fp16",
+    "bf16",         "fp8-delayed",     "fp8-current",           "mxfp8",
+    "bf16-pure",    "bf16-pure-sr",    "bf16-pure-kahan",       "bf16-pure-fp32-states",
+    "fp16-pure",    "fp16-pure-sr",    "fp16-pure-kahan",       "fp16-pure-fp32-states"};
 constexpr std::array<std::string_view, 5> gpus = {"ampere", "ada", "hopper", "blackwell", "exact"};
 
 Policy nvidia(Overflow overflow) {
@@ -93,11 +93,13 @@ std::optional<Recipe> find_scaled_recipe(std::string_view name) {
 
 std::optional<Recipe> find_recipe(std::string_view name) {
   if (name == "fp32") return Recipe{"fp32", nullptr, nullptr, nullptr, nvidia(Overflow::nosat)};
-  // TF32 tensor cores read fp32 registers and ignore their low 13 bits.
-  if (name == "tf32") {
-    Policy truncate = nvidia(Overflow::nosat);
-    truncate.rounding = Rounding::rtz;
-    return Recipe{"tf32", &formats::tf32, &formats::tf32, nullptr, truncate};
+  // TF32 tensor cores read fp32 registers and ignore their low 13 bits;
+  // cuBLAS's TF32 GEMMs (torch's allow_tf32) round the operands to nearest
+  // even first (docs/hardware/NVIDIA-H200/torch/summary.md).
+  if (name == "tf32" || name == "tf32-rne") {
+    Policy operands = nvidia(Overflow::nosat);
+    operands.rounding = name == "tf32" ? Rounding::rtz : Rounding::rne;
+    return Recipe{std::string(name), &formats::tf32, &formats::tf32, nullptr, operands};
   }
   if (name == "fp16") {
     return Recipe{"fp16", &formats::fp16, &formats::fp16, &formats::fp16, nvidia(Overflow::nosat),

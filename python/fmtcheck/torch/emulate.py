@@ -101,7 +101,7 @@ def _name_of(func) -> str:
 
 
 class emulate:
-    """Runs the code inside as `recipe` (a recipe of `fmtcheck train`: fp32, tf32, fp16, bf16,
+    """Runs the code inside as `recipe` (a recipe of `fmtcheck train`: fp32, tf32, tf32-rne, fp16, bf16,
     fp8-delayed, fp8-current, mxfp8, ...) on `gpu` (train's --gpu names: ampere, ada, hopper,
     blackwell, exact; or any preset of fmtcheck.models()) would compute its GEMMs::
 

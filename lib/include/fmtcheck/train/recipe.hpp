@@ -70,7 +70,8 @@ struct RecipeOptions {
   std::uint64_t sr_seed = 0;
 };
 
-// fp32, tf32 (fp32 with TF32 tensor-core GEMMs), fp16 (GradScaler), bf16,
+// fp32, tf32 (fp32 with TF32 tensor-core GEMMs; tf32-rne with the operands
+// rounded to nearest even, as cuBLAS does), fp16 (GradScaler), bf16,
 // fp8-delayed, fp8-current (both HYBRID: e4m3 forward, e5m2 gradients),
 // mxfp8 (e4m3 everywhere, TE's default), and pure low-precision training
 // FMT-pure, FMT-pure-sr, FMT-pure-kahan, FMT-pure-fp32-states for FMT bf16
