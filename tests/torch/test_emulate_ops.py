@@ -144,6 +144,10 @@ def _m(*shape):
     return torch.ones(*shape)
 
 
+def _e4m3(*shape):
+    return torch.ones(*shape).to(torch.float8_e4m3fn)
+
+
 # torch.autocast's list of CUDA ops that run in float16 (torch's AMP docs), one call each; prelu, the
 # one elementwise op there, left out. Each must be emulated or refused, never run unseen.
 AUTOCAST_LOW_PRECISION = {
@@ -179,6 +183,14 @@ AUTOCAST_LOW_PRECISION = {
     "einsum": lambda: torch.einsum("ij,jk->ik", _m(2, 3), _m(3, 4)),
     "bilinear": lambda: F.bilinear(_m(2, 3), _m(2, 4), _m(5, 3, 4)),
     "cdist": lambda: torch.cdist(_m(30, 4), _m(30, 4)),
+    # torch 2.15's grouped (mixture-of-experts) and scaled (FP8) GEMM APIs, and a fused addmm
+    "F.grouped_mm": lambda: F.grouped_mm(_m(2, 3, 4), _m(2, 4, 5)),
+    "_grouped_mm": lambda: torch._grouped_mm(_m(2, 3, 4), _m(2, 4, 5)),
+    "F.scaled_mm": lambda: F.scaled_mm(_e4m3(2, 16), _e4m3(3, 16).t(), _m(1), F.ScalingType.TensorWise, _m(1),
+                                       F.ScalingType.TensorWise),
+    "F.scaled_addmm": lambda: F.scaled_addmm(_m(2, 3), _e4m3(2, 16), _e4m3(3, 16).t(), _m(1),
+                                             F.ScalingType.TensorWise, _m(1), F.ScalingType.TensorWise),
+    "_addmm_activation": lambda: torch._addmm_activation(_m(3), _m(2, 4), _m(4, 3)),
 }
 
 

@@ -74,9 +74,10 @@ BACKWARD = {torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad}
 # Calls that reduce products which emulate does not compute (in-place forms, chains whose order torch
 # chooses, fused kernels): Unsupported, never run unemulated without a word.
 _UNEMULATED_NAMES = {
-    F: "bilinear conv_tbc",
+    F: "bilinear conv_tbc scaled_mm scaled_addmm scaled_addmm_ grouped_mm scaled_grouped_mm",
     torch: "chain_matmul _native_multi_head_attention _transformer_encoder_layer_fwd convolution _convolution "
-           "conv_tbc cdist",
+           "conv_tbc cdist _addmm_activation _scaled_mm_v2 _scaled_addmm _scaled_addmm_ _grouped_mm _scaled_grouped_mm "
+           "_scaled_grouped_mm_v2",
     torch.Tensor: "addmm_ baddbmm_ addbmm_ addmv_ addr_",
     torch.linalg: "multi_dot vecdot",
 }
