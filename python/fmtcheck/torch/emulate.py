@@ -4,8 +4,8 @@ cores would compute them, bit for bit, on CPU tensors; every other op run by tor
 A TorchFunctionMode, not a TorchDispatchMode: the recipe casts a layer's incoming gradient to its own
 format and reuses the forward's casts in backward, which only the layer-level call can tell apart
 (recipe_gemm.py). The mode swaps every GEMM-bearing call it knows (linear, the matmul family,
-convolutions, einsum, attention, recurrent layers, _scaled_mm) for autograd Functions whose forward
-and backward run in the library; autograd sees ordinary float32 tensors. torch's own Python
+convolutions, einsum, attention, recurrent layers, grouped GEMMs, _scaled_mm) for autograd
+Functions whose forward and backward run in the library; autograd sees ordinary float32 tensors. torch's own Python
 functions that compose GEMMs (nn.MultiheadAttention's) run as torch wrote them, the mode watching
 the calls inside. A GEMM-bearing call it cannot emulate raises Error, or with unsupported="warn"
 runs in torch with a warning: never silently unemulated."""
@@ -23,7 +23,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 from fmtcheck import _core
 
 from . import exact_ops
-from . import attention, contractions, conv_gemm, recurrent, scaled_mm
+from . import attention, contractions, conv_gemm, grouped_gemm, recurrent, scaled_mm
 from .errors import Error
 from .recipe_gemm import ActivationMatmul, RecipeLinear
 from .unsupported import Fallback, Unsupported
@@ -58,6 +58,7 @@ def _gemms(em) -> dict:
     add(F, "conv_transpose1d conv_transpose2d conv_transpose3d", lambda n: partial(conv_gemm.conv_transpose, em,
                                                                                   int(n[-2])))
     add(F, "scaled_dot_product_attention", lambda n: partial(attention.sdpa, em))
+    add(torch, "_grouped_mm", lambda n: partial(grouped_gemm.grouped_mm, em))
     add(torch, "lstm gru rnn_tanh rnn_relu", lambda n: partial(recurrent.sequence, em, n))
     add(torch, "lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell",
         lambda n: partial(recurrent.cell, em, n.removesuffix("_cell")))
@@ -74,9 +75,9 @@ BACKWARD = {torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad}
 # Calls that reduce products which emulate does not compute (in-place forms, chains whose order torch
 # chooses, fused kernels): Unsupported, never run unemulated without a word.
 _UNEMULATED_NAMES = {
-    F: "bilinear conv_tbc scaled_mm scaled_addmm scaled_addmm_ grouped_mm scaled_grouped_mm",
+    F: "bilinear conv_tbc",
     torch: "chain_matmul _native_multi_head_attention _transformer_encoder_layer_fwd convolution _convolution "
-           "conv_tbc cdist _addmm_activation _scaled_mm_v2 _scaled_addmm _scaled_addmm_ _grouped_mm _scaled_grouped_mm "
+           "conv_tbc cdist _addmm_activation _scaled_mm_v2 _scaled_addmm _scaled_addmm_ _scaled_grouped_mm "
            "_scaled_grouped_mm_v2",
     torch.Tensor: "addmm_ baddbmm_ addbmm_ addmv_ addr_",
     torch.linalg: "multi_dot vecdot",
