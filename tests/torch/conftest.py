@@ -18,3 +18,12 @@ torch = pytest.importorskip("torch", reason="torch is not installed: pip install
 @pytest.fixture(scope="session")
 def cli():
     return cli_path("tests/torch")
+
+
+def assert_one_error(call, words):
+    """call() under emulate("bf16", "hopper") raises one fmtcheck.torch.Error matching `words`, on one
+    line."""
+    import fmtcheck.torch as ft
+    with ft.emulate("bf16", "hopper"), pytest.raises(ft.Error, match=words) as e:
+        call()
+    assert "\n" not in str(e.value)
