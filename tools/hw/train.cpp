@@ -55,14 +55,16 @@ int run_train(TrainArgs& a) {
   // The GPU side casts with cvt.rn and multiplies with mma.sync in fp16 or
   // bf16 (the autocast recipes of those formats and their pure variants,
   // whose weight storage is the optimizer's, CPU code either way), or in
-  // tf32 from fp32 registers (the tf32 recipe).
+  // tf32 from fp32 registers (the tf32 recipe; not tf32-rne, whose rounded
+  // operands this step does not make).
   const std::optional<train::Recipe> found = train::find_recipe(a.half);
   const bool runs = found && found->forward != nullptr && found->scaling == train::TensorScaling::none &&
                     (*found->forward == formats::fp16 || *found->forward == formats::bf16 ||
-                     *found->forward == formats::tf32);
+                     (*found->forward == formats::tf32 && found->operand_policy.rounding == Rounding::rtz));
   if (!runs || a.config.batch == 0 || a.steps == 0) {
-    throw UsageError("hw train takes --half fp16, bf16, tf32 or a pure recipe of fp16 or bf16 (bf16-pure, "
-                     "bf16-pure-sr, bf16-pure-kahan, bf16-pure-fp32-states, fp16-pure...), --batch >= 1 and --steps >= 1");
+    throw UsageError("hw train takes --half fp16, bf16, tf32 (not tf32-rne) or a pure recipe of fp16 or bf16 "
+                     "(bf16-pure, bf16-pure-sr, bf16-pure-kahan, bf16-pure-fp32-states, fp16-pure...), --batch >= 1 "
+                     "and --steps >= 1");
   }
   const train::Recipe recipe = *found;
   const Format half = *recipe.forward;
