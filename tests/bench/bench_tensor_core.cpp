@@ -50,6 +50,10 @@ void gemm_square(benchmark::State& state, const char* model, const Format& input
 void BM_gemm_hopper_e4m3(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0); }
 void BM_gemm_hopper_e4m3_promote128(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 128); }
 void BM_gemm_hopper_bf16(benchmark::State& s) { gemm_square(s, "hopper", formats::bf16, 0); }
+// tf32: blocks of 8 products on Hopper, 4 on Ampere, one thread beside bf16's blocks of 16.
+void BM_gemm_hopper_tf32_one_thread(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::tf32, 0, 1); }
+void BM_gemm_hopper_bf16_one_thread(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::bf16, 0, 1); }
+void BM_gemm_ampere_tf32_one_thread(benchmark::State& s) { gemm_square(s, "ampere", formats::tf32, 0, 1); }
 void BM_gemm_hopper_e4m3_one_thread(benchmark::State& s) { gemm_square(s, "hopper-wgmma", formats::e4m3, 0, 1); }
 void BM_gemm_hopper_fp16_fp16_accumulator(benchmark::State& s) {
   gemm_square(s, "hopper", formats::fp16, 0, 0, formats::fp16);
@@ -59,6 +63,9 @@ BENCHMARK(BM_gemm_hopper_fp16_fp16_accumulator)->Arg(256)->Unit(benchmark::kMill
 BENCHMARK(BM_gemm_hopper_e4m3)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_e4m3_promote128)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_gemm_hopper_bf16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_hopper_tf32_one_thread)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_hopper_bf16_one_thread)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_gemm_ampere_tf32_one_thread)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One token through GPT-2's MLP weight (1 x 768 by 768 x 3072, B as N x K as
 // torch's Linear holds it), bf16 under Hopper: decoding the weight costs as

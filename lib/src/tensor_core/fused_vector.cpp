@@ -29,17 +29,23 @@ namespace hn = hwy::HWY_NAMESPACE;
 // 2^31. Loads take whole vectors (Highway's masked loads read whole vectors
 // below AVX2 anyway), from arrays padded past their last line.
 using Tag = hn::CappedTag<std::int32_t, fused_vector_padding>;
+// Blocks of at most 8 or 4 products (tf32's on Hopper and on Ampere) take
+// that many lanes: a 16-lane vector would leave the rest idle and reduce
+// over all 16.
+using HalfTag = hn::CappedTag<std::int32_t, 8>;
+using QuarterTag = hn::CappedTag<std::int32_t, 4>;
 
 // The lanes among the n from k that a block takes: those before k1 and,
 // for FP8 mma.sync's fp16 groups, those whose (k - k0) mod 4 lies in
 // [first, first + lanes) (lanes 4: all).
+template <class D>
 struct Taken {
   std::size_t k0, k1;
   int first, lanes;
-  hn::Vec<Tag> lane;  // 0, 1, 2, ... (Highway's Iota goes through memory: built once a call)
+  hn::Vec<D> lane;  // 0, 1, 2, ... (Highway's Iota goes through memory: built once a call)
 
-  [[nodiscard]] hn::Mask<Tag> operator()(std::size_t k) const {
-    const Tag d;
+  [[nodiscard]] hn::Mask<D> operator()(std::size_t k) const {
+    const D d;
     const auto present = hn::FirstN(d, k1 - k);
     if (lanes == 4) return present;
     const auto position = hn::And(hn::Add(lane, hn::Set(d, static_cast<std::int32_t>(k - k0))), hn::Set(d, 3));
@@ -51,10 +57,10 @@ struct Taken {
 // Folds the exponents of the products of [k0, k1) that `taken` takes into
 // each column's running maximum, lane by lane; column col's products are
 // aligned offset[col] higher (their scales' exponents).
-template <int C>
-void MaxExponents(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& taken,
-                  const std::int32_t* offset, hn::Vec<Tag>* e_max_lanes) {
-  const Tag d;
+template <int C, class D>
+void MaxExponents(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken<D>& taken,
+                  const std::int32_t* offset, hn::Vec<D>* e_max_lanes) {
+  const D d;
   const auto lowest = hn::Set(d, zero_align);
   for (std::size_t k = k0; k < k1; k += hn::Lanes(d)) {
     const auto m = taken(k);
@@ -69,11 +75,11 @@ void MaxExponents(const FusedLines& x, std::size_t k0, std::size_t k1, const Tak
 // Adds to products[col] the terms of the products of [k0, k1) that `taken`
 // takes, each the scalar kernels' (|a*b| << G) >> (e_max[col] - e) with its
 // sign, e the product's exponent plus offset[col].
-template <int C>
-void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& taken, int shift_up,
+template <int C, class D>
+void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken<D>& taken, int shift_up,
               const std::int32_t* offset, const std::int32_t* e_max, std::int64_t* products) {
-  const Tag d;
-  const hn::RebindToUnsigned<Tag> du;
+  const D d;
+  const hn::RebindToUnsigned<D> du;
   for (std::size_t k = k0; k < k1; k += hn::Lanes(d)) {
     const auto m = taken(k);
     // Lanes not taken get a zero significand from A: their terms are zero
@@ -99,24 +105,24 @@ void AddTerms(const FusedLines& x, std::size_t k0, std::size_t k1, const Taken& 
 // One fused block over k in [k0, k1) for C columns: the products `first`
 // and `lanes` take (Taken), added to c_bits[col], the result written back:
 // what GemmKernel::fused_block<lanes> returns, column by column.
-template <int C>
+template <int C, class D>
 void Blocks(const GemmKernel& kernel, const FusedLines& x, std::size_t k0, std::size_t k1, int first, int lanes,
-            hn::Vec<Tag> lane, std::uint32_t* c_bits) {
-  const Tag d;
-  const Taken taken{k0, k1, first, lanes, lane};
+            hn::Vec<D> lane, std::uint32_t* c_bits) {
+  const D d;
+  const Taken<D> taken{k0, k1, first, lanes, lane};
   Operand c[C];
   bool special[C];
-  hn::Vec<Tag> e_max_lanes[C];
+  hn::Vec<D> e_max_lanes[C];
   for (int col = 0; col < C; ++col) {
     c[col] = decode_operand(kernel.accumulator, c_bits[col], special[col]);
     e_max_lanes[col] = hn::Set(d, c[col].align);
   }
   const std::int32_t no_offset[C] = {};
-  MaxExponents<C>(x, k0, k1, taken, no_offset, e_max_lanes);
+  MaxExponents<C, D>(x, k0, k1, taken, no_offset, e_max_lanes);
   std::int32_t e_max[C];
   std::int64_t products[C] = {};
   for (int col = 0; col < C; ++col) e_max[col] = hn::GetLane(hn::MaxOfLanes(d, e_max_lanes[col]));
-  AddTerms<C>(x, k0, k1, taken, kernel.shift_up, no_offset, e_max, products);
+  AddTerms<C, D>(x, k0, k1, taken, kernel.shift_up, no_offset, e_max, products);
   for (int col = 0; col < C; ++col) {
     // An infinite C decides its block (the products are finite); no term
     // at all gives +0.
@@ -154,14 +160,14 @@ void ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const Fuse
   std::int32_t offset[C];
   for (std::size_t k0 = 0; k0 < len; k0 += s) {
     offsets(k0 / s, offset);
-    MaxExponents<C>(x, k0, k0 + s, Taken{k0, k0 + s, 0, 4, lane}, offset, e_max_lanes);
+    MaxExponents<C, Tag>(x, k0, k0 + s, Taken<Tag>{k0, k0 + s, 0, 4, lane}, offset, e_max_lanes);
   }
   std::int32_t e_max[C];
   std::int64_t products[C] = {};
   for (int col = 0; col < C; ++col) e_max[col] = hn::GetLane(hn::MaxOfLanes(d, e_max_lanes[col]));
   for (std::size_t k0 = 0; k0 < len; k0 += s) {
     offsets(k0 / s, offset);
-    AddTerms<C>(x, k0, k0 + s, Taken{k0, k0 + s, 0, 4, lane}, shift_up, offset, e_max, products);
+    AddTerms<C, Tag>(x, k0, k0 + s, Taken<Tag>{k0, k0 + s, 0, 4, lane}, shift_up, offset, e_max, products);
   }
   for (int col = 0; col < C; ++col) {
     // An infinite C decides (the products are finite), as does a zero C
@@ -171,20 +177,31 @@ void ScaledInstruction(const BlockScaledKernel& kernel, int shift_up, const Fuse
   }
 }
 
-template <int C>
-void Chunks(const GemmKernel& kernel, const FusedLines& x, std::size_t len, std::uint32_t* out) {
+template <int C, class D>
+void ChunksIn(const GemmKernel& kernel, const FusedLines& x, std::size_t len, std::uint32_t* out) {
   for (int col = 0; col < C; ++col) out[col] = 0;  // +0
-  const hn::Vec<Tag> lane = hn::Iota(Tag(), 0);
+  const hn::Vec<D> lane = hn::Iota(D(), 0);
   for (std::size_t k0 = 0; k0 < len; k0 += kernel.block) {
     const std::size_t k1 = len < k0 + kernel.block ? len : k0 + kernel.block;
     if (kernel.structure == DotStructure::fused) {
-      Blocks<C>(kernel, x, k0, k1, 0, 4, lane, out);
+      Blocks<C, D>(kernel, x, k0, k1, 0, 4, lane, out);
     } else {  // fp16_groups, as GemmKernel::chunk
       std::uint32_t groups[C] = {};
-      Blocks<C>(kernel, x, k0, k1, 0, 2, lane, groups);
-      Blocks<C>(kernel, x, k0, k1, 2, 2, lane, groups);
+      Blocks<C, D>(kernel, x, k0, k1, 0, 2, lane, groups);
+      Blocks<C, D>(kernel, x, k0, k1, 2, 2, lane, groups);
       for (int col = 0; col < C; ++col) out[col] = add_two_nearest(groups[col], out[col], kernel.accumulator);
     }
+  }
+}
+
+template <int C>
+void Chunks(const GemmKernel& kernel, const FusedLines& x, std::size_t len, std::uint32_t* out) {
+  if (kernel.block <= 4) {
+    ChunksIn<C, QuarterTag>(kernel, x, len, out);
+  } else if (kernel.block <= 8) {
+    ChunksIn<C, HalfTag>(kernel, x, len, out);
+  } else {
+    ChunksIn<C, Tag>(kernel, x, len, out);
   }
 }
 

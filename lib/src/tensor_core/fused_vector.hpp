@@ -103,7 +103,8 @@ void block_scaled_vector(const BlockScaledKernel& kernel, int shift_up, const Fu
                          const FusedLines& scales, std::size_t columns, std::size_t len, std::uint32_t* c_bits);
 
 // The lanes a block's products take at a time on this CPU (16 with AVX-512,
-// 8 with AVX2, 4 with SSE4).
+// 8 with AVX2, 4 with SSE4; a block of 8 or 4 products takes at most that
+// many).
 std::size_t fused_vector_lanes();
 
 }  // namespace fmtcheck::detail
