@@ -16,7 +16,8 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 import fmtcheck.torch as ft
 
-RUNS = ["fp32@hopper", "tf32@hopper", "bf16@hopper", "fp16@hopper", "fp8-current@hopper", "mxfp8@blackwell"]
+RUNS = ["fp32@hopper", "tf32@hopper", "tf32-rne@hopper", "bf16@hopper", "fp16@hopper", "fp8-current@hopper",
+        "mxfp8@blackwell"]
 
 
 def timed(fn, repeats, budget):
