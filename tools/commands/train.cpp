@@ -472,8 +472,8 @@ const bool registered = register_command({
       sub.add_option("--model", a->model, "mlp (64-32-10 ReLU on the digits) or transformer (one block, sorting tokens)")
           ->capture_default_str();
       sub.add_option("--recipe", a->recipes,
-                     "comma-separated: fp32, tf32 (truncated operands), tf32-rne (rounded, as cuBLAS), fp16 (GradScaler), "
-                     "bf16, fp8-delayed, fp8-current, mxfp8; pure "
+                     "comma-separated: fp32, tf32 (truncated operands), tf32-rne (rounded, as cuBLAS), "
+                     "fp16 (GradScaler), bf16, fp8-delayed, fp8-current, mxfp8; pure "
                      "low precision (no fp32 master) bf16-pure, fp16-pure, each also -sr, -kahan, -fp32-states; "
                      "other formats (P3109, MX FP6/FP4, eXmY; --gpu exact) as current:FMT[/GRAD_FMT], "
                      "delayed:FMT[/GRAD_FMT] or mx:FMT")

@@ -5,10 +5,10 @@ A TorchFunctionMode, not a TorchDispatchMode: the recipe casts a layer's incomin
 format and reuses the forward's casts in backward, which only the layer-level call can tell apart
 (recipe_gemm.py). The mode swaps every GEMM-bearing call it knows (linear, the matmul family,
 convolutions, einsum, attention, recurrent layers, grouped GEMMs, _scaled_mm) for autograd
-Functions whose forward and backward run in the library; autograd sees ordinary float32 tensors. torch's own Python
-functions that compose GEMMs (nn.MultiheadAttention's) run as torch wrote them, the mode watching
-the calls inside. A GEMM-bearing call it cannot emulate raises Error, or with unsupported="warn"
-runs in torch with a warning: never silently unemulated."""
+Functions whose forward and backward run in the library; autograd sees ordinary float32 tensors.
+torch's own Python functions that compose GEMMs (nn.MultiheadAttention's) run as torch wrote them,
+the mode watching the calls inside. A GEMM-bearing call it cannot emulate raises Error, or with
+unsupported="warn" runs in torch with a warning: never silently unemulated."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from fmtcheck import _core
 
 from . import exact_ops
 from . import attention, contractions, conv_gemm, grouped_gemm, recurrent, scaled_mm
+from .arguments import in_order
 from .errors import Error
 from .recipe_gemm import ActivationMatmul, RecipeLinear
 from .unsupported import Fallback, Unsupported
@@ -279,10 +280,7 @@ class emulate:
         """torch.<op>(input, other) with its operands by position or by torch's names."""
         if out_dtype is not None:
             raise Unsupported(f"{op} with out_dtype: emulate computes float32")
-        names = ("input", self._OTHER[op])
-        if len(args) + len(kwargs) != 2 or not set(kwargs) <= set(names[len(args):]):
-            raise Error(f"{op} takes {' and '.join(names)}, not {len(args)} operands and {sorted(kwargs)}")
-        return self.matmul(op, *args, *(kwargs[n] for n in names[len(args):]))
+        return self.matmul(op, *in_order(op, ("input", self._OTHER[op]), args, kwargs))
 
     def matmul(self, op, a, b):
         """torch.matmul's semantics: a vector operand is a one-row (left) or one-column (right) matrix,

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import torch
 
+from .arguments import in_order
 from .errors import Error
 from .unsupported import Unsupported
+
 
 def _simple(nonlinearity):
     """RNN.cpp's SimpleCell: nonlinearity(linear_hh(h) + the input's projection)."""
@@ -86,10 +88,8 @@ def sequence(em, kind, *args, **kwargs):
     # LSTM (its hx is a list), its third for the others (their params are a list).
     if "batch_sizes" in kwargs or isinstance((args + (None, None))[1 if kind == "lstm" else 2], torch.Tensor):
         raise Unsupported(f"{kind} of a packed sequence: emulate takes padded sequences")
-    if len(args) + len(kwargs) != len(ARGUMENTS) or not set(kwargs) <= set(ARGUMENTS[len(args):]):
-        raise Error(f"{kind} takes {', '.join(ARGUMENTS)}, not {len(args)} values and {sorted(kwargs)}")
-    args += tuple(kwargs[n] for n in ARGUMENTS[len(args):])
-    x, hx, flat, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+    values = in_order(kind, ARGUMENTS, args, kwargs)
+    x, hx, flat, has_biases, num_layers, dropout, train, bidirectional, batch_first = values
     hiddens = list(hx) if kind == "lstm" else [hx]
     em._check(kind, x, *hiddens, *flat)
     x = x.transpose(0, 1) if batch_first else x
