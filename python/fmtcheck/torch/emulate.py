@@ -1,5 +1,6 @@
 """fmtcheck.torch.emulate: a model's GEMMs computed as a recipe of `fmtcheck train` on a GPU's tensor
-cores would compute them, bit for bit, on CPU tensors; every other op run by torch.
+cores would compute them, bit for bit, on CPU tensors; every other op run by torch, F.cross_entropy
+of a GEMM's output as torch computes it on low-precision logits (low_precision.py).
 
 A TorchFunctionMode, not a TorchDispatchMode: the recipe casts a layer's incoming gradient to its own
 format and reuses the forward's casts in backward, which only the layer-level call can tell apart
@@ -23,7 +24,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 from fmtcheck import _core
 
 from . import exact_ops
-from . import attention, contractions, conv_gemm, grouped_gemm, recurrent, scaled_mm
+from . import attention, contractions, conv_gemm, grouped_gemm, low_precision, recurrent, scaled_mm
 from .arguments import in_order
 from .errors import Error
 from .recipe_gemm import ActivationMatmul, RecipeLinear
@@ -120,7 +121,9 @@ class emulate:
     `exact_ops=True` also computes layer_norm, softmax and cross_entropy as fmtcheck train does
     (fmtcheck.torch.layer_norm, softmax, cross_entropy: sums in order, exp and log correctly
     rounded) instead of torch's kernels, whose order no one publishes: the whole run is then the
-    same bits on every machine, and a model written as train's equals train bit for bit.
+    same bits on every machine, and a model written as train's equals train bit for bit. Without it,
+    F.cross_entropy of logits a GPU would hold in the activation format (a GEMM's output, its views)
+    rounds the log-probabilities to that format, as torch does on the GPU under autocast.
 
     A GEMM-bearing call emulate cannot compute (an op, dtype, device or pattern it does not model)
     raises Error by default; `unsupported="warn"` runs it in torch instead, warning once per op.
@@ -143,6 +146,8 @@ class emulate:
         self._backward_seen = False
         self._totals: Dict[str, Dict[str, float]] = {}
         self._mode = _Mode(self)
+        # The tensors a GPU under autocast would hold in the activation format (low_precision.py).
+        self._low = low_precision.LowPrecision() if self.casts.activation is not None else None
         if not hasattr(torch.overrides, "redispatch_function"):
             warnings.warn("emulate: this torch has no torch.overrides.redispatch_function (torch releases from "
                           "2026 on): nn.MultiheadAttention's forward and F.linear_cross_entropy are not emulated, "
@@ -363,8 +368,11 @@ class _Mode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        low = self.em._low
         if self.em.exact_ops and func in EXACT_OPS:
             return EXACT_OPS[func](*args, **kwargs)
+        if func is F.cross_entropy and low is not None and (args[0] if args else kwargs.get("input")) in low:
+            return low_precision.cross_entropy(self.em, *args, **kwargs)
         if func in COMPOSITES:
             return self._composite(func, types, args, kwargs)
         compute = self.gemms.get(func)
@@ -375,7 +383,8 @@ class _Mode(TorchFunctionMode):
                     raise Unsupported(f"{op} is not emulated")
                 if kwargs.get("out") is not None:
                     raise Unsupported(f"{op} with out=")
-                return _on_host(compute, args, {k: v for k, v in kwargs.items() if k != "out"})
+                out = _on_host(compute, args, {k: v for k, v in kwargs.items() if k != "out"})
+                return low.mark(out) if low is not None else out
             except Unsupported as e:
                 return self.em._fallback(op, e, lambda: func(*args, **kwargs))
         if func in BACKWARD:
@@ -387,7 +396,8 @@ class _Mode(TorchFunctionMode):
                 return self._inside(func, types, args, kwargs, lambda: func(*args, **kwargs))
             finally:
                 self.em._backward_seen = True
-        return func(*args, **kwargs)
+        out = func(*args, **kwargs)
+        return low.follow(func, args, kwargs, out) if low is not None else out
 
     def _composite(self, func, types, args, kwargs):
         op = _name_of(func)
