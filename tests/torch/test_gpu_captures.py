@@ -9,9 +9,14 @@ expected value below is a code torch's CUDA kernels produced.
   matmuls, and the MLP's FP8 forward through torch._scaled_mm, with the GPU's outputs;
   captures.json holds the cuBLAS settings they ran under.
 - gradscaler-mlp/: a GPU fp16 + GradScaler run of the MLP recorded by the Recorder (100 steps).
+
+The loss gradients of the captured steps and the recorded run also hold emulate's whole training step
+(GEMMs, casts and the loss as torch on a GPU computes it under autocast) to the GPU's.
 """
+import csv
 import json
 import lzma
+import math
 import subprocess
 import sys
 from collections import Counter
@@ -25,6 +30,7 @@ import fmtcheck
 import fmtcheck.torch as ft
 from conftest import SOURCE
 from gradscaler_replay import replay
+from models import MODELS, train
 
 RUN = SOURCE / "docs" / "hardware" / "NVIDIA-H200" / "torch"
 UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -176,6 +182,111 @@ def test_gpu_gradscaler_run_is_replayed(cli, tmp_path):
     d = replay(cli, RUN / "gradscaler-mlp", tmp_path / "replay.csv", 2.0 ** 24, 20)
     assert d.steps == 100 and d.skipped and d.grown
     assert not d.differ, f"{len(d.differ)} of {d.steps} steps differ, first {d.differ[:3]}"
+
+
+def head_and_loss(recipe, name):
+    """The captured step's head GEMM (the logits' layer), the GPU's gradient of its output (the first
+    backward GEMM's operand) and the model's loss (models.py) on that step's batch."""
+    gemms = [c for c in captures(recipe) if c["model"] == name and c["op"] != "cast"]
+    shape = (math.prod(OUTPUT_SHAPES[name][:-1]), OUTPUT_SHAPES[name][-1])
+    # GPT-2's head has no bias (mm); its MLP's first addmm has the logits' shape too
+    head = next(i for i, c in enumerate(gemms) if c["op"] == ("mm" if name == "gpt2" else "addmm")
+                and tuple(c["out"].shape) == shape)
+    grad = next(a for c in gemms[head + 1:] for a in c["args"] if tuple(a.shape) == shape)
+    torch.manual_seed(0)
+    _, batches, loss_fn = MODELS[name](**({"batch": 2} if name == "gpt2" else {}))
+    return gemms[head], grad, next(batches), loss_fn
+
+
+# The captured steps' loss scale: capture_steps.py's GradScaler starts fp16 at 2^12; bf16 has none.
+CAPTURE_SCALE = {"fp16": 2.0 ** 12, "bf16": 1.0}
+# The model's output as its loss takes it (the head's GEMM is 2-D).
+OUTPUT_SHAPES = {"mlp": (32, 10), "transformer": (32, 12, 9), "gpt2": (2, 32, 256)}
+
+
+def loss_gradient(recipe, name, under_emulate):
+    """The gradient reaching the head's output when the model's loss runs on it, the head replayed
+    under emulate (its output then stands for an autocast tensor of the recipe's format) or given to
+    the loss as a plain float32 tensor (the loss computed in float32)."""
+    call, theirs, (x, y), loss_fn = head_and_loss(recipe, name)
+    args = [t.float().requires_grad_() for t in call["args"]]
+    if under_emulate:
+        with ft.emulate(recipe=recipe, gpu="hopper"):
+            out = GEMM_OPS[call["op"]](*args)
+            out.retain_grad()
+            (loss_of(name, loss_fn, out, x, y) * CAPTURE_SCALE[recipe]).backward()
+        assert np.array_equal(bits(out.detach().to(call["out"].dtype)), bits(call["out"]))
+    else:
+        out = call["out"].float().requires_grad_()
+        (loss_of(name, loss_fn, out, x, y) * CAPTURE_SCALE[recipe]).backward()
+    return bits(out.grad.to(theirs.dtype)), bits(theirs)
+
+
+def loss_of(name, loss_fn, out, x, y):
+    out = out.reshape(OUTPUT_SHAPES[name])
+    if name == "gpt2":  # Hugging Face's causal-LM loss on the logits and the tokens as labels
+        from transformers.loss.loss_utils import ForCausalLMLoss
+
+        return ForCausalLMLoss(out, x, vocab_size=out.shape[-1])
+    return loss_fn(out, y)
+
+
+@pytest.mark.parametrize("recipe", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", ["mlp", "transformer"])
+def test_the_gpus_loss_gradient_is_emulates(recipe, name):
+    """F.cross_entropy on autocast logits, as the H200 ran it: log_softmax in the logits' dtype (torch's
+    cross_entropy passes it the input's dtype), the log-probabilities rounded once to fp16/bf16 and the
+    backward computed from them. emulate follows the head's output through the loss's reshapes and
+    indexing and computes the same: every value of the gradient reaching the head is the GPU's. The
+    float32 loss (what emulate computed before, and torch on float32 logits) differs on about 60%."""
+    ours, theirs = loss_gradient(recipe, name, under_emulate=True)
+    assert int((ours != theirs).sum()) == 0, f"{int((ours != theirs).sum())} of {theirs.size} differ"
+    float32, _ = loss_gradient(recipe, name, under_emulate=False)
+    assert int((float32 != theirs).sum()) > theirs.size // 4
+
+
+@pytest.mark.parametrize("recipe", ["fp16", "bf16"])
+def test_hugging_faces_loss_stays_float32(recipe):
+    """Hugging Face's causal-LM loss casts the logits to float32 first (`logits.float()`), so the GPU
+    computed GPT-2's log_softmax in float32; emulate's `.float()` ends the low-precision view too, and its
+    gradient is the GPU's but for a few values (float32 exp and log of CUDA against the CPU's, a rounding
+    to fp16 apart: 4 of 16,384 under fp16, none under bf16)."""
+    ours, theirs = loss_gradient(recipe, "gpt2", under_emulate=True)
+    assert int((ours != theirs).sum()) <= 8, f"{int((ours != theirs).sum())} of {theirs.size} differ"
+
+
+def test_emulated_fp16_run_is_the_gpus(tmp_path):
+    """The recorded GPU run (gradscaler-mlp/) again on the CPU: the MLP under emulate(fp16, hopper),
+    torch's SGD and a CPU GradScaler from the same weights and batches. Every step's scale and skip are
+    the GPU's, and so is every gradient, bit for bit (NaN where the GPU's was NaN), through step 74. At
+    step 75 the exact log-probability of one logit lies 0.38 float32 ulps from an fp16 rounding
+    midpoint: the GPU's float32 log_softmax rounds it the other way, and the runs part by one
+    gradient value of that class. With the loss in float32 (as emulate computed it before) the runs
+    part at step 0, in which of the scaled gradients overflow."""
+    from safetensors.numpy import load_file
+
+    gpu = RUN / "gradscaler-mlp"
+    torch.manual_seed(0)
+    model, batches, loss_fn = MODELS["mlp"]()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24, growth_interval=20)
+    with ft.emulate("fp16", "hopper", model=model), \
+            ft.Recorder(model, tmp_path, scaler=scaler, record=("grad",), verbose=False) as rec:
+        train(model, opt, batches, loss_fn, 100, scaler=scaler, autocast=None)
+    with open(gpu / "scaler.csv") as f:
+        theirs = [(float(r["scale"]), r["skipped"] == "true") for r in csv.DictReader(f)]
+    ours = [(float(r["scale"]), bool(r["skipped"])) for r in rec.scaler_rows]
+    assert ours == theirs, f"first differ at step {next(i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b)}"
+
+    def same(a, b):
+        return bool(np.all((a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))))
+
+    first = next((s for s in range(100) if not all(
+        same(g, load_file(tmp_path / f"step_{s:06d}.safetensors")[k])
+        for k, g in load_file(gpu / f"step_{s:06d}.safetensors").items())), None)
+    print(f"emulated fp16 on the CPU: 100 of 100 GradScaler decisions the H200's; gradients bit for bit "
+          f"through step {99 if first is None else first - 1}")
+    assert first is None or first >= 75, f"gradients differ from the GPU's at step {first}"
 
 
 def test_the_gpu_script_rehearses_without_a_gpu(cli, tmp_path):
