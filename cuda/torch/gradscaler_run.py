@@ -6,9 +6,10 @@ scale`: tests/torch/test_gradscaler.py's runs (autocast fp16 on CUDA this time),
 The digits MLP, the sort transformer and a 2-layer GPT-2 each train 300 steps from a scale of 2^24
 with a growth interval of 20, so that steps are skipped and the scale grows again. The replay runs
 here, on the GPU machine (the traces are too large to carry back, but for the MLP's first 100 steps,
-kept in OUTDIR/gradscaler-mlp/ for CI: tests/torch/test_gpu_captures.py replays them). Writes
-OUTDIR/gradscaler.txt: per model the steps, skips, growths and how many steps the replay decides as
-torch did. Exit 2 without a GPU."""
+kept in OUTDIR/gradscaler-mlp/ for CI: tests/torch/test_gpu_captures.py replays them); every
+model's 300 decisions (the Recorder's scaler.csv) are kept as OUTDIR/gradscaler-MODEL.csv, for CI to
+hold emulate's runs to. Writes OUTDIR/gradscaler.txt: per model the steps, skips, growths and how
+many steps the replay decides as torch did. Exit 2 without a GPU."""
 import shutil
 import sys
 import tempfile
@@ -47,6 +48,7 @@ def main(out: Path, cli: str):
             torch.manual_seed(0)
             run(name, Path(tmp), STEPS)
             d = replay(cli, Path(tmp), Path(tmp) / "replay.csv", INIT, INTERVAL)
+            shutil.copyfile(Path(tmp) / "scaler.csv", out / f"gradscaler-{name}.csv")
         lines.append(f"{name}: {d.steps} steps, {len(d.skipped)} skipped, {d.grown} growths: the replay decides "
                      f"{d.steps - len(d.differ)} of {d.steps} as torch did")
         failed |= bool(d.differ) or not d.skipped or not d.grown

@@ -9,6 +9,8 @@ gradients) are computed again at the real run's own weights of that step (its tr
 on the same batch, and replayed at the real scale. If that predicts the real decision, the miss was
 the runs drifting apart (the fp32 run never skips, so its weights move on); if not, the overflow was
 born in an fp16 intermediate the trace does not hold (inside a module, not at its output).
+Then the fp16 run itself emulated: the same loop under fmtcheck.torch.emulate("fp16", "hopper") with
+a GradScaler, which follows its own fp16 trajectory (the decisions an H100 or H200 would make).
 
     PYTHONPATH=build/python .venv/bin/python tests/bench/torch_gradscaler_prediction.py build/tools/fmtcheck
 
@@ -29,13 +31,27 @@ from models import MODELS, train  # noqa: E402
 STEPS, INIT, INTERVAL = 300, 2.0 ** 24, 20
 
 
-def torch_decisions(name, out):
+def torch_decisions(name, out, emulated=False):
+    """The scale and skip of every step of a real fp16 run: torch's autocast on this CPU, or the loop
+    under emulate(fp16, hopper)."""
     model, batches, loss = MODELS[name]()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     scaler = torch.amp.GradScaler("cpu", init_scale=INIT, growth_interval=INTERVAL)
     with ft.Recorder(model, out, scaler=scaler, record=("grad", "weight"), verbose=False) as rec:
-        train(model, opt, batches, loss, STEPS, scaler=scaler)
+        if emulated:
+            with ft.emulate("fp16", "hopper", model=model):
+                train(model, opt, batches, loss, STEPS, scaler=scaler, autocast=None)
+        else:
+            train(model, opt, batches, loss, STEPS, scaler=scaler)
     return [(r["scale"], r["skipped"]) for r in rec.scaler_rows]
+
+
+def row(name, label, real, pred):
+    agree = sum(a == b for a, b in zip(real, pred))
+    first = next((s for s, (a, b) in enumerate(zip(real, pred)) if a != b), None)
+    skips = f"{sum(s for _, s in real)}/{sum(s for _, s in pred)}"
+    print(f"{name:12} {label:28} {agree:>4}/{STEPS} {skips:>16} {str(first):>13}")
+    return first
 
 
 def predicted(cli, trace, tensors, out_csv, init=INIT):
@@ -81,18 +97,16 @@ def main():
             with ft.Recorder(model, d / "fp32", optimizer=opt, record=("grad", "activation_grad"), verbose=False):
                 train(model, opt, batches, loss, STEPS, autocast=None)
             for label, tensors in (("parameter gradients", ":grad$"), ("+ activation gradients", "grad$")):
-                pred = predicted(args.cli, d / "fp32", tensors, d / "pred.csv")
-                agree = sum(a == b for a, b in zip(real, pred))
-                first = next((s for s, (a, b) in enumerate(zip(real, pred)) if a != b), None)
-                skips = f"{sum(s for _, s in real)}/{sum(s for _, s in pred)}"
-                print(f"{name:12} {label:28} {agree:>4}/{STEPS} {skips:>16} {str(first):>13}")
+                first = row(name, label, real, predicted(args.cli, d / "fp32", tensors, d / "pred.csv"))
                 if first is not None and label == "parameter gradients":
                     probe = at_real_weights(args.cli, name, d / "fp16", first, real[first][0], d / "probe")
                     print(f"  step {first}: real {'skip' if real[first][1] else 'step'} at scale {real[first][0]:g}; "
                           f"fp32 backward at the real weights: "
                           + ", ".join(f"{'skip' if v else 'step'}" for v in probe.values()))
+            row(name, "emulated fp16 on hopper", real, torch_decisions(name, d / "emulated", emulated=True))
     print("Where the fp32 backward at the real run's weights makes the real decision, the miss is drift: the\n"
-          "fp32 run kept stepping through the steps fp16 skipped, so its later gradients come from other weights.")
+          "fp32 run kept stepping through the steps fp16 skipped, so its later gradients come from other weights.\n"
+          "The emulated run follows its own fp16 trajectory: the tensor core's fp16 GEMMs, not this CPU's.")
 
 
 if __name__ == "__main__":
