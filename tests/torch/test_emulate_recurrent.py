@@ -156,7 +156,8 @@ def mha_inputs(seed):
 @pytest.mark.parametrize("need_weights", [True, False])
 def test_multihead_attention_takes_the_recipes_gemms(need_weights):
     """nn.MultiheadAttention's forward (torch's Python) runs with every product inside emulated: its
-    input and output projections, and the scores and weighted values (bmm, or SDPA without weights).
+    input and output projections, and the scores and weighted values (bmm, or without weights SDPA's
+    fused kernel).
     Under fp32 the result is torch's to float32 rounding; under bf16 it differs, by bf16's rounding."""
     model = torch.nn.Sequential()
     model.add_module("attn", torch.nn.MultiheadAttention(8, 2))
@@ -167,8 +168,8 @@ def test_multihead_attention_takes_the_recipes_gemms(need_weights):
     assert torch.allclose(fp32, want, rtol=1e-5, atol=1e-6)
     with ft.emulate("bf16", "hopper", model=model) as em:
         got = model.attn(q, k, v, need_weights=need_weights)[0]
-    products = ("attn.bmm", "attn.bmm#1") if need_weights else ("attn.sdpa.scores", "attn.sdpa.output")
-    assert {"attn:input", "attn#1:input", *(f"{p}:output" for p in products)} <= set(em.summary)
+    casts = ("attn.bmm:output", "attn.bmm#1:output") if need_weights else ("attn.sdpa:probs", "attn.sdpa:output")
+    assert {"attn:input", "attn#1:input", *casts} <= set(em.summary)
     assert not torch.equal(got, want) and torch.allclose(got, want, rtol=0.05, atol=0.02)
 
 
