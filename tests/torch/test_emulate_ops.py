@@ -349,3 +349,21 @@ def test_presets_differ_on_this_data():
         with ft.emulate("bf16", gpu):
             outs.append(F.linear(x, w))
     assert len({o.numpy().tobytes() for o in outs}) >= 3
+
+
+def test_linear_adds_the_bias_after_the_product_for_a_transposed_input():
+    """torch's linear fuses the bias into the GEMM only for a contiguous input (or a matrix); for a
+    transposed one of 3 dimensions it runs matmul, then adds the bias to the product rounded to the
+    format (nn.MultiheadAttention's in-projection, batch_first). In bf16, x·W = 1 + 2^-8 (a tie) and
+    b = 2^-9: fused, 1 + 2^-8 + 2^-9 rounds up to 1 + 2^-7; after the product, 1 + 2^-8 rounds to 1
+    (even), and 1 + 2^-9 to 1 again. The bias's gradient is the sum over the rows either way."""
+    w, b = torch.tensor([[1.0, 2.0 ** -8]]), torch.tensor([2.0 ** -9], requires_grad=True)
+    x = torch.ones(2, 3, 2)
+    transposed = x.transpose(0, 1).contiguous().transpose(0, 1)
+    assert not transposed.is_contiguous()
+    with ft.emulate("bf16", "hopper") as em:
+        fused = F.linear(x, w, b)
+        unfused = F.linear(transposed, w, b)
+        unfused.sum().backward()
+    assert bool((fused == 1 + 2.0 ** -7).all()) and bool((unfused == 1.0).all())
+    assert b.grad.tolist() == [6.0] and em.summary["linear#1:grad_bias"]["values"] == 1

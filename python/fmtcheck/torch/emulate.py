@@ -27,7 +27,7 @@ from . import exact_ops
 from . import attention, contractions, conv_gemm, grouped_gemm, low_precision, recurrent, scaled_mm
 from .arguments import in_order
 from .errors import Error
-from .recipe_gemm import ActivationMatmul, RecipeLinear
+from .recipe_gemm import ActivationMatmul, BiasAdded, RecipeLinear
 from .unsupported import Fallback, Unsupported
 
 F = torch.nn.functional
@@ -267,14 +267,24 @@ class emulate:
     # Each entry point takes torch's parameter names: models call them by name too (BLOOM's baddbmm).
     def linear(self, input, weight, bias=None):
         self._check("linear", input, weight, bias)
+        if bias is not None and input.dim() >= 3 and not input.is_contiguous():
+            # torch's linear fuses the bias into the GEMM's epilogue only for a contiguous input (or a
+            # matrix); else it runs matmul, then adds the bias to the rounded product.
+            self._check_layer("linear", weight, bias)
+            name = self._name("linear")
+            return BiasAdded.apply(self.layer_gemm("linear", input, weight, None, name), bias, self.casts, name)
         return self.layer_gemm("linear", input, weight, bias)
 
-    def layer_gemm(self, op, x, weight, bias):
-        """x.W^T + b, the recipe's layer GEMM (train's Linear), named after op."""
+    @staticmethod
+    def _check_layer(op, weight, bias):
         if weight.dim() != 2 or (bias is not None and bias.numel() != weight.shape[0]):
             raise Error(f"{op} with weight {tuple(weight.shape)} and bias "
                         f"{None if bias is None else tuple(bias.shape)}: expected n x k and n values")
-        return RecipeLinear.apply(x, weight, bias, self.casts, self._name(op))
+
+    def layer_gemm(self, op, x, weight, bias, name=None):
+        """x.W^T + b, the recipe's layer GEMM (train's Linear), named after op (or `name`)."""
+        self._check_layer(op, weight, bias)
+        return RecipeLinear.apply(x, weight, bias, self.casts, name or self._name(op))
 
     _DIMS = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "addmv": (2, 1), "dot": (1, 1), "vdot": (1, 1)}
     # torch's name of each product's second operand

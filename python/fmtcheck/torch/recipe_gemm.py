@@ -84,6 +84,27 @@ class RecipeLinear(torch.autograd.Function):
         return (None if dx is None else _t(dx, ctx.x_shape), None if dw is None else _t(dw, (n, k)), db, None, None)
 
 
+class BiasAdded(torch.autograd.Function):
+    """y + b after the product, as torch's linear adds the bias when it cannot fuse it (an input that
+    is not contiguous, of 3 or more dimensions: matmul, then add_): y and the bias in the activation
+    format, added in float32, the sum rounded to the format. Backward: dy rounded to the format goes to
+    y; the bias's gradient is the in-order float32 column sum, rounded to the format."""
+
+    @staticmethod
+    def forward(ctx, y, bias, casts, name):
+        b = casts.to_activation("", _np(bias).reshape(-1))
+        out = casts.to_activation("", (_np(y).reshape(-1, b.size) + b).reshape(-1))
+        ctx.casts, ctx.name, ctx.bias_shape = casts, name, bias.shape
+        return _t(out, y.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        n = ctx.bias_shape.numel()
+        dy2 = ctx.casts.to_activation("", _np(dy.reshape(-1)).astype(np.float32, copy=False))
+        db = ctx.casts.to_activation(f"{ctx.name}:grad_bias", _core.column_sums(dy2, dy2.size // n, n))
+        return _t(dy2, dy.shape), _t(db, ctx.bias_shape), None, None
+
+
 class ActivationMatmul(torch.autograd.Function):
     """C = A.B for batched A (..., m, k) and B (..., k, n) of equal batch shape, as train's attention
     products (autocast's bmm, kept out of FP8): operands and result in the activation format, a
