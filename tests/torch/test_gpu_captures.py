@@ -13,6 +13,7 @@ expected value below is a code torch's CUDA kernels produced.
 The loss gradients of the captured steps and the recorded run also hold emulate's whole training step
 (GEMMs, casts and the loss as torch on a GPU computes it under autocast) to the GPU's.
 """
+import contextlib
 import csv
 import json
 import lzma
@@ -253,6 +254,57 @@ def test_hugging_faces_loss_stays_float32(recipe):
     to fp16 apart: 4 of 16,384 under fp16, none under bf16)."""
     ours, theirs = loss_gradient(recipe, "gpt2", under_emulate=True)
     assert int((ours != theirs).sum()) <= 8, f"{int((ours != theirs).sum())} of {theirs.size} differ"
+
+
+# The sort transformer's attention in the captured steps: the in-projection's mm (its input is the
+# layer-normed sequence, rows (position, batch)), the out-projection's addmm, and in the backward the
+# out-projection's dx (its operand: the gradient of the attention block's output), the in-projection's
+# dW and dx.
+ATTENTION = {"in_proj": 0, "out_proj": 1, "out_proj_dx": 11, "in_proj_dw": 13, "in_proj_dx": 14}
+
+
+@pytest.mark.parametrize("recipe", ["fp16", "bf16"])
+def test_the_gpus_attention_block_is_emulates(recipe):
+    """nn.MultiheadAttention (batch_first) of the captured transformer step, forward and backward, from
+    the GPU's input to its output and from the GPU's incoming gradient to the input's and the
+    in-projection weight's. torch ran the in-projection as mm then add_ (its input is transposed, so
+    linear does not fuse the bias) and the attention as a fused kernel (scores in float32,
+    exp(s - max) rounded to the format before the product with V, the row sum dividing after): emulate
+    models both. Under bf16 every value is the GPU's. Under fp16 the output is, and 21 of 12,288
+    input-gradient and 27 of 3,072 weight-gradient values differ: one probability, 0.16168..., lies
+    0.45 float32 units in the last place from an fp16 rounding midpoint, the GPU's float32 exp
+    rounds it the other way, and its row of dV (10 values) and what follows from it differ. ATen's
+    math path (torch's math backend chosen) differs on thousands of output values."""
+    gemms = [c for c in captures(recipe) if c["model"] == "transformer" and c["op"] != "cast"]
+    assert [gemms[i]["op"] for i in ATTENTION.values()] == ["mm", "addmm", "mm", "mm", "mm"]
+    length, batch, width = 12, 32, 32
+
+    def block(a):  # (position, batch) rows -> the module's (batch, position, width)
+        return a.float().reshape(length, batch, width).transpose(0, 1)
+
+    def rows(t):
+        return bits(t.detach().transpose(0, 1).reshape(length * batch, width).to(gemms[0]["out"].dtype))
+
+    def run(*backend):
+        torch.manual_seed(0)
+        model, _, _ = MODELS["transformer"]()
+        a = block(gemms[ATTENTION["in_proj"]]["args"][0]).contiguous().requires_grad_()
+        with contextlib.ExitStack() as stack:
+            for b in backend:
+                stack.enter_context(b)
+            stack.enter_context(ft.emulate(recipe=recipe, gpu="hopper"))
+            out = model.attention(a, a, a, attn_mask=model.causal[:length, :length], need_weights=False)[0]
+            out.backward(block(gemms[ATTENTION["out_proj_dx"]]["args"][0]))
+        return out, a.grad, bits(model.attention.in_proj_weight.grad.to(gemms[0]["out"].dtype))
+
+    out, dx, dw = run()
+    differ = [int((ours != bits(gemms[ATTENTION[k]]["out"])).sum()) for ours, k in
+              ((rows(out), "out_proj"), (rows(dx), "in_proj_dx"), (dw, "in_proj_dw"))]
+    assert differ == ([0, 21, 27] if recipe == "fp16" else [0, 0, 0]), differ
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    math_out, _, _ = run(sdpa_kernel(SDPBackend.MATH))
+    assert int((rows(math_out) != bits(gemms[ATTENTION["out_proj"]]["out"])).sum()) > 1000
 
 
 def test_emulated_fp16_run_is_the_gpus(tmp_path):
