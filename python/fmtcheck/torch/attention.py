@@ -81,20 +81,23 @@ def math_path(em, query, key, value, mask, dropout_p, scale):
 class FusedAttention(torch.autograd.Function):
     """A fused attention kernel's arithmetic, per batch and head (q: L x E, k: S x E, v: S x Ev):
 
-    forward   s = (q·kᵀ)·scale + mask in float32 (the tensor core's float32 product)
-              m = max over the row, p = exp(s - m) in float32, l = the row's sum of p
+    forward   s = (q·kᵀ)·scale + mask, m = the row's maximum, p = exp(s - m), l = the row's sum of p
               o = (p in the activation format)·v / l, rounded to the activation format
     backward  P = exp(s - (m + log l)), D = the row's sum of dO·o, dS = P·(dO·vᵀ - D) rounded to the
-              format; dV = P (in the format)ᵀ·dO, dQ = dS·k·scale, dK = dSᵀ·q·scale, each rounded
+              format; dV = (P in the format)ᵀ·dO, dQ = dS·k·scale, dK = dSᵀ·q·scale, each rounded
 
+    The kernel keeps s, p, l, P and D in float32 registers, computed with its own exp, log and sums;
+    here they are computed in float64 and taken to float32 where the kernel stores them (p and P on
+    their way to the format, l where it divides): its float32 results lie within an ulp or two of
+    these, and where one rounds a probability to the format the other way, the outputs differ by a
+    unit there. The products of values in the format (P·v, dS·k, dSᵀ·q, Pᵀ·dO) run on the preset's
+    mma.sync model with float32 accumulation; s and dO·vᵀ are float64 sums of the exact products.
     q, k, v and the incoming gradient are taken in the activation format first (autocast gives the
-    kernel fp16/bf16 tensors). A row with every score masked gives 0 and no gradient. exp is taken
-    in float64 and rounded to float32: the GPU's own exp is within an ulp or two of it, and where it
-    rounds a probability to the format the other way the results differ by one unit there. The
-    key blocks the kernels walk (their online softmax rescales as the row maximum grows) are not
-    followed: up to one block (64 keys and more) that changes nothing. Dropout keeps p in the format
-    where a mask torch draws says so (the GPU draws its own) and divides the products by
-    1 - dropout_p."""
+    kernel fp16/bf16 tensors). A row with every score masked gives 0 and no gradient. The key
+    blocks the kernels walk (their online softmax rescales as the row maximum grows) are not
+    followed: within one block (the kernels take 64 keys or more at a time) that changes nothing.
+    Dropout keeps p in the format where a mask torch draws says so (the GPU draws its own) and
+    divides the products by 1 - dropout_p."""
 
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, dropout_p, casts, name):
