@@ -164,12 +164,13 @@ def _products(a, b, fmt, preset):
     """a·b per batch (a ..., m, k; b ..., k, n, both holding values of fmt) on the preset's tensor
     core with float32 accumulation: float32."""
     batch = a.shape[:-2]
-    a3, b3 = a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:])
+    a3, b3 = _codes(a.reshape(-1, *a.shape[-2:]), fmt), _codes(b.reshape(-1, *b.shape[-2:]), fmt)
     out = np.empty((a3.shape[0], a3.shape[1], b3.shape[2]), dtype=np.float32)
     for i in range(a3.shape[0]):
-        out[i] = fmtcheck.gemm(_codes(a3[i], fmt), _codes(b3[i], fmt), model=preset, input=fmt)
+        out[i] = fmtcheck.gemm(a3[i], b3[i], model=preset, input=fmt)
     return torch.from_numpy(out).reshape(*batch, a.shape[-2], b.shape[-1]).double()
 
 
 def _codes(t, fmt):
-    return fmtcheck.convert(np.ascontiguousarray(_np(t)), fmt).codes
+    """The codes of t's values (which the format holds: no rounding)."""
+    return fmtcheck.convert(np.ascontiguousarray(_np(t.float())), fmt).codes
