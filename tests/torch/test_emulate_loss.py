@@ -17,6 +17,18 @@ def logits_and_targets(shape=(6, 5), seed=0):
     return x, torch.randint(0, shape[1], (shape[0], *shape[2:]), generator=g)
 
 
+def assert_torchs(x, target, opts):
+    """low_precision.cross_entropy under fp32 (nothing to round to) and its gradient equal torch's
+    F.cross_entropy to float32 rounding."""
+    ours_x, theirs_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ours = low_precision.cross_entropy(ft.emulate("fp32", "hopper"), ours_x, target, **opts)
+    theirs = F.cross_entropy(theirs_x, target, **opts)
+    torch.testing.assert_close(ours, theirs, rtol=2e-6, atol=1e-6)
+    ours.sum().backward()
+    theirs.sum().backward()
+    torch.testing.assert_close(ours_x.grad, theirs_x.grad, rtol=2e-6, atol=1e-6)
+
+
 CASES = {
     "mean": {},
     "sum": {"reduction": "sum"},
@@ -38,29 +50,14 @@ def test_the_composition_is_torchs(case, shape):
     """Without an activation format to round to (fp32's), the loss and its gradient are torch's own
     F.cross_entropy to float32 rounding: class weights, ignore_index, label smoothing, the three
     reductions, the legacy size_average, and extra dimensions after the classes."""
-    x, y = logits_and_targets(shape)
-    opts = CASES[case]
-    ours_x, theirs_x = x.clone().requires_grad_(), x.clone().requires_grad_()
-    ours = low_precision.cross_entropy(ft.emulate("fp32", "hopper"), ours_x, y, **opts)
-    theirs = F.cross_entropy(theirs_x, y, **opts)
-    torch.testing.assert_close(ours, theirs, rtol=2e-6, atol=1e-6)
-    ours.sum().backward()
-    theirs.sum().backward()
-    torch.testing.assert_close(ours_x.grad, theirs_x.grad, rtol=2e-6, atol=1e-6)
+    assert_torchs(*logits_and_targets(shape), CASES[case])
 
 
 @pytest.mark.parametrize("opts", [{}, {"label_smoothing": 0.1}, {"weight": torch.tensor([0.5, 1.0, 2.0, 0.25, 1.5])},
                                   {"reduction": "none"}, {"reduction": "sum", "label_smoothing": 0.2}])
 def test_probability_targets_are_torchs(opts):
     x, _ = logits_and_targets()
-    p = torch.softmax(torch.randn(6, 5, generator=torch.Generator().manual_seed(1)), dim=1)
-    ours_x, theirs_x = x.clone().requires_grad_(), x.clone().requires_grad_()
-    ours = low_precision.cross_entropy(ft.emulate("fp32", "hopper"), ours_x, p, **opts)
-    theirs = F.cross_entropy(theirs_x, p, **opts)
-    torch.testing.assert_close(ours, theirs, rtol=2e-6, atol=1e-6)
-    ours.sum().backward()
-    theirs.sum().backward()
-    torch.testing.assert_close(ours_x.grad, theirs_x.grad, rtol=2e-6, atol=1e-6)
+    assert_torchs(x, torch.softmax(torch.randn(6, 5, generator=torch.Generator().manual_seed(1)), dim=1), opts)
 
 
 def test_one_sample_without_a_batch():
