@@ -73,7 +73,8 @@ def rounded_loss_rows(em):
 LOW = {"the head's output": lambda out: out,
        "a view of it": lambda out: out.view(4, 2, 5)[:, 1],
        "indexed, transposed, reshaped": lambda out: out[2:].t().contiguous().t().reshape(6, 5),
-       "moved with .to(cpu)": lambda out: out.to("cpu")}
+       "moved with .to(cpu)": lambda out: out.to("cpu"),
+       "through .T and .mT": lambda out: out.T.mT}
 FLOAT32 = {".float()": lambda out: out.float(),
            ".to(torch.float32)": lambda out: out.to(torch.float32),
            ".to(dtype=torch.float64)": lambda out: out.to(dtype=torch.float64).float(),
