@@ -239,7 +239,7 @@ def test_the_gpus_loss_gradient_is_emulates(recipe, name):
     cross_entropy passes it the input's dtype), the log-probabilities rounded once to fp16/bf16 and the
     backward computed from them. emulate follows the head's output through the loss's reshapes and
     indexing and computes the same: every value of the gradient reaching the head is the GPU's. The
-    float32 loss (what emulate computed before, and torch on float32 logits) differs on about 60%."""
+    float32 loss (torch's on float32 logits) differs on about 60%."""
     ours, theirs = loss_gradient(recipe, name, under_emulate=True)
     assert int((ours != theirs).sum()) == 0, f"{int((ours != theirs).sum())} of {theirs.size} differ"
     float32, _ = loss_gradient(recipe, name, under_emulate=False)
@@ -346,7 +346,7 @@ def test_emulated_fp16_run_is_the_gpus(tmp_path):
     the GPU's, and so is every gradient, bit for bit (NaN where the GPU's was NaN), through step 74. At
     step 75 the exact log-probability of one logit lies 0.38 float32 ulps from an fp16 rounding
     midpoint: the GPU's float32 log_softmax rounds it the other way, and the runs part by one
-    gradient value of that class. With the loss in float32 (as emulate computed it before) the runs
+    gradient value of that class. With the loss in float32 (the logits not followed as fp16) the runs
     part at step 0, in which of the scaled gradients overflow."""
     from safetensors.numpy import load_file
 
