@@ -162,7 +162,7 @@ def _exact_products(a, b):
 
 def _products(a, b, fmt, preset):
     """a·b per batch (a ..., m, k; b ..., k, n, both holding values of fmt) on the preset's tensor
-    core with float32 accumulation: float32."""
+    core with float32 accumulation: its float32 results, held as float64 for the steps after."""
     batch = a.shape[:-2]
     a3, b3 = _codes(a.reshape(-1, *a.shape[-2:]), fmt), _codes(b.reshape(-1, *b.shape[-2:]), fmt)
     out = np.empty((a3.shape[0], a3.shape[1], b3.shape[2]), dtype=np.float32)
