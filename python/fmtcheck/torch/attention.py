@@ -20,7 +20,7 @@ import torch
 import fmtcheck
 
 from .errors import Error
-from .recipe_gemm import _np
+from .recipe_gemm import _np, rounded
 from .unsupported import Unsupported
 
 OP = "scaled_dot_product_attention"
@@ -102,19 +102,19 @@ class FusedAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, dropout_p, casts, name):
         fmt, preset = casts.activation, MMA_SYNC.get(casts.model, casts.model)
-        q, k, v = (_rounded(casts, f"{name}:{role}", t) for t, role in ((q, "query"), (k, "key"), (v, "value")))
+        q, k, v = (rounded(casts, f"{name}:{role}", t) for t, role in ((q, "query"), (k, "key"), (v, "value")))
         s = _scores(q, k, mask, scale)
         m = s.amax(-1, keepdim=True)
         m = torch.where(torch.isinf(m), 0.0, m)  # a row with every score masked: p = 0
         p = torch.exp(s - m)
         total = p.sum(-1, keepdim=True)
-        p16 = _rounded(casts, f"{name}:probs", p)
+        p16 = rounded(casts, f"{name}:probs", p)
         keep = None
         if dropout_p > 0.0:  # the kept probabilities; 1 / (1 - dropout_p) scales the result
             keep = torch.empty_like(p).bernoulli_(1.0 - dropout_p)
             p16 = p16 * keep
         o = _products(p16, v, fmt, preset) / total.float().double() * _kept_scale(dropout_p)
-        o = _rounded(casts, f"{name}:output", torch.where(total > 0, o, 0.0))
+        o = rounded(casts, f"{name}:output", torch.where(total > 0, o, 0.0))
         lse = torch.where(total > 0, m + torch.log(total), math.inf)
         ctx.save_for_backward(q, k, v, o, lse, s, keep)
         ctx.casts, ctx.name, ctx.scale, ctx.fmt, ctx.preset = casts, name, scale, fmt, preset
@@ -125,27 +125,22 @@ class FusedAttention(torch.autograd.Function):
     def backward(ctx, d_o):
         q, k, v, o, lse, s, keep = ctx.saved_tensors
         casts, name, scale, fmt, preset = ctx.casts, ctx.name, ctx.scale, ctx.fmt, ctx.preset
-        d_o = _rounded(casts, "", d_o)
+        d_o = rounded(casts, "", d_o)
         p = torch.exp(s - lse).float().double()
         d_p = _exact_products(d_o, v.transpose(-2, -1))
-        p16 = _rounded(casts, "", p)
+        p16 = rounded(casts, "", p)
         if keep is not None:
             d_p, p16 = d_p * keep * _kept_scale(ctx.dropout_p), p16 * keep
-        ds = _rounded(casts, f"{name}:grad_scores", p * (d_p - (d_o.double() * o.double()).sum(-1, keepdim=True)))
-        dq = _rounded(casts, f"{name}:grad_query", _products(ds, k, fmt, preset) * scale)
-        dk = _rounded(casts, f"{name}:grad_key", _products(ds.transpose(-2, -1), q, fmt, preset) * scale)
+        ds = rounded(casts, f"{name}:grad_scores", p * (d_p - (d_o.double() * o.double()).sum(-1, keepdim=True)))
+        dq = rounded(casts, f"{name}:grad_query", _products(ds, k, fmt, preset) * scale)
+        dk = rounded(casts, f"{name}:grad_key", _products(ds.transpose(-2, -1), q, fmt, preset) * scale)
         dv = _products(p16.transpose(-2, -1), d_o, fmt, preset) * _kept_scale(ctx.dropout_p)
-        return dq, dk, _rounded(casts, f"{name}:grad_value", dv), None, None, None, None, None
+        return dq, dk, rounded(casts, f"{name}:grad_value", dv), None, None, None, None, None
 
 
 def _kept_scale(dropout_p):
     """What dropout scales the kept values by (nothing is kept at dropout_p = 1)."""
     return 1.0 / (1.0 - dropout_p) if dropout_p < 1.0 else 0.0
-
-
-def _rounded(casts, name, t):
-    """t rounded to the activation format (through float32, the kernels' register type)."""
-    return torch.from_numpy(casts.to_activation(name, _np(t.float()).reshape(-1))).reshape(t.shape)
 
 
 def _scores(q, k, mask, scale):

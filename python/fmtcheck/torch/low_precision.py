@@ -23,7 +23,7 @@ import weakref
 import torch
 
 from .errors import Error
-from .recipe_gemm import _np, _t
+from .recipe_gemm import rounded
 
 F = torch.nn.functional
 T = torch.Tensor
@@ -91,11 +91,6 @@ def _widens(func, args, kwargs, low: LowPrecision) -> bool:
     return False
 
 
-def _rounded(casts, name: str, t: torch.Tensor) -> torch.Tensor:
-    """t rounded to the recipe's activation format (counted under name; "" counts nothing)."""
-    return _t(casts.to_activation(name, _np(t.float()).reshape(-1)), t.shape)
-
-
 class _LogSoftmax(torch.autograd.Function):
     """log_softmax over dim of a low-precision input as torch's GPU kernel computes it: in float32, its
     accumulate type, the log-probabilities rounded once to the activation format. The float32 values
@@ -105,7 +100,7 @@ class _LogSoftmax(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, dim, casts, name):
-        ls = _rounded(casts, f"{name}:log_probs", torch.log_softmax(x.double(), dim))
+        ls = rounded(casts, f"{name}:log_probs", torch.log_softmax(x.double(), dim))
         ctx.save_for_backward(ls)
         ctx.dim, ctx.casts, ctx.name = dim, casts, name
         return ls
@@ -113,9 +108,9 @@ class _LogSoftmax(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         (ls,) = ctx.saved_tensors
-        g = _rounded(ctx.casts, "", g).double()
+        g = rounded(ctx.casts, "", g).double()
         dx = g - torch.exp(ls.double()) * g.sum(ctx.dim, keepdim=True)
-        return _rounded(ctx.casts, f"{ctx.name}:grad_input", dx), None, None, None
+        return rounded(ctx.casts, f"{ctx.name}:grad_input", dx), None, None, None
 
 
 _CROSS_ENTROPY = inspect.signature(F.cross_entropy)

@@ -24,6 +24,12 @@ def _t(a: np.ndarray, shape) -> torch.Tensor:
     return torch.from_numpy(np.asarray(a)).reshape(shape)
 
 
+def rounded(casts, name: str, t: torch.Tensor) -> torch.Tensor:
+    """t rounded to the recipe's activation format through float32 (counted under name; "" counts
+    nothing): how the loss and attention store what a GPU kernel keeps in float32 registers."""
+    return _t(casts.to_activation(name, _np(t.float()).reshape(-1)), t.shape)
+
+
 class RecipeLinear(torch.autograd.Function):
     """y = x.W^T + b as train's Linear: x and W cast to the forward format (scaled per tensor under FP8),
     the tensor-core GEMM of the preset, the bias rounded to the activation format and added in float32,
