@@ -74,13 +74,15 @@ LOW = {"the head's output": lambda out: out,
        "a view of it": lambda out: out.view(4, 2, 5)[:, 1],
        "indexed, transposed, reshaped": lambda out: out[2:].t().contiguous().t().reshape(6, 5),
        "moved with .to(cpu)": lambda out: out.to("cpu"),
-       "through .T and .mT": lambda out: out.T.mT}
+       "through .T and .mT": lambda out: out.T.mT,
+       "scaled": lambda out: out * 0.5,
+       "plus itself": lambda out: out + out}
 FLOAT32 = {".float()": lambda out: out.float(),
            ".to(torch.float32)": lambda out: out.to(torch.float32),
            ".to(dtype=torch.float64)": lambda out: out.to(dtype=torch.float64).float(),
            ".type(torch.float32)": lambda out: out.type(torch.float32),
-           "scaled": lambda out: out * 0.5,
-           "plus a float32 tensor": lambda out: out + torch.zeros(5)}
+           "plus a float32 tensor": lambda out: out + torch.zeros(5),
+           "through exp (autocast's float32)": lambda out: out.exp().log()}
 
 
 def loss_under(recipe, reach, exact_ops=False):
@@ -96,9 +98,10 @@ def loss_under(recipe, reach, exact_ops=False):
 @pytest.mark.parametrize("reach", list(LOW))
 @pytest.mark.parametrize("recipe", ["bf16", "fp16", "fp8-current"])
 def test_a_gemms_output_reaches_the_loss_in_low_precision(recipe, reach):
-    """A GEMM's output, and what views, indexing, transposes and reshapes make of it, would be a
-    low-precision tensor on the GPU: the loss rounds its log-probabilities and its gradient to the
-    activation format (counted as cross_entropy:log_probs and :grad_input)."""
+    """A GEMM's output, and what views, indexing, transposes, reshapes and elementwise arithmetic
+    among such tensors and numbers make of it, would be a low-precision tensor on the GPU: the loss
+    rounds its log-probabilities and its gradient to the activation format (counted as
+    cross_entropy:log_probs and :grad_input)."""
     em = loss_under(recipe, LOW[reach])
     assert rounded_loss_rows(em) == {"cross_entropy:log_probs", "cross_entropy:grad_input"}
     values = 6 * 5 if reach == "indexed, transposed, reshaped" else (4 * 5 if reach == "a view of it" else 8 * 5)
@@ -107,8 +110,8 @@ def test_a_gemms_output_reaches_the_loss_in_low_precision(recipe, reach):
 
 @pytest.mark.parametrize("reach", list(FLOAT32))
 def test_a_float32_cast_or_arithmetic_ends_low_precision(reach):
-    """`.float()` (Hugging Face's losses), .to/.type to float32 or float64 make a float32 tensor on the
-    GPU; arithmetic on the output is not followed: the loss runs in float32, as before."""
+    """`.float()` (Hugging Face's losses), .to/.type to float32 or float64, a float32 tensor operand
+    and ops autocast runs in float32 make a float32 tensor on the GPU: the loss runs in float32."""
     assert rounded_loss_rows(loss_under("bf16", FLOAT32[reach])) == set()
 
 

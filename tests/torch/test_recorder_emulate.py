@@ -86,6 +86,8 @@ def sizes(batch):
                 f"{layer}:output.grad": batch * m, f"{layer}:grad_output": batch * m, f"{layer}:grad_weight": k * m,
                 f"{layer}:grad_bias": m}
     out["fc2:grad_input"] = batch * 32
+    # The ReLU between them works on an autocast tensor: its result and gradient are rounded too.
+    out |= {"relu:output": batch * 32, "relu:output.grad": batch * 32}
     # The loss on fc2's output, which would be an autocast tensor: its log-probabilities and gradient.
     out |= {"cross_entropy:log_probs": batch * 10, "cross_entropy:grad_input": batch * 10}
     return out
@@ -173,8 +175,8 @@ def test_a_step_of_several_forwards_and_a_pass_after_the_last(tmp_path):
             r = rows[(step, name)]
             assert (r["amax"], r["scale"], r["underflow_to_zero"]) == (max(amax, first[name][0]), scale,
                                                                       under + first[name][2]), (step, name)
-    assert {n for s, n in rows if s == 2} == {"fc1:input", "fc1:weight", "fc1:output", "fc2:input", "fc2:weight",
-                                             "fc2:output"}
+    assert {n for s, n in rows if s == 2} == {"fc1:input", "fc1:weight", "fc1:output", "relu:output", "fc2:input",
+                                             "fc2:weight", "fc2:output"}
     assert rows[(2, "fc1:input")]["underflow_to_zero"] == current_cast(seen[-1]["fc1:input"], E4M3)[2]
     first = current_cast(seen[0]["fc1:input"], E4M3)[2]
     assert sum(r["underflow_to_zero"] for r in rec.emulated if r["tensor"] == "fc1:input") \

@@ -147,7 +147,8 @@ class emulate:
         self._totals: Dict[str, Dict[str, float]] = {}
         self._mode = _Mode(self)
         # The tensors a GPU under autocast would hold in the activation format (low_precision.py).
-        self._low = low_precision.LowPrecision() if self.casts.activation is not None else None
+        self._low = low_precision.LowPrecision(self.casts) if self.casts.activation is not None else None
+        self._in_backward = 0  # backward passes now running (their Functions' own arithmetic is not followed)
         if not hasattr(torch.overrides, "redispatch_function"):
             warnings.warn("emulate: this torch has no torch.overrides.redispatch_function (torch releases from "
                           "2026 on): nn.MultiheadAttention's forward and F.linear_cross_entropy are not emulated, "
@@ -181,9 +182,8 @@ class emulate:
     def _name(self, op: str) -> str:
         if self._backward_seen and self.model is None:
             self.step()
-        base = self._stack[-1] if self._stack and self._stack[-1] else op
-        if op not in LAYER_OPS and self._stack:
-            base = f"{base}.{op}"
+        path = self._stack[-1] if self._stack else ""  # "" also for the model itself
+        base = f"{path}.{op}" if path and op not in LAYER_OPS else (path or op)
         i = self._used.get(base, 0)
         self._used[base] = i + 1
         return base if i == 0 else f"{base}#{i}"
@@ -402,12 +402,17 @@ class _Mode(TorchFunctionMode):
             # too: gradient checkpointing recomputes its forward there (as a GPU recomputes it under
             # the recipe). A step without model= ends at the next GEMM after it.
             self.em._backward_seen = True
+            self.em._in_backward += 1
             try:
                 return self._inside(func, types, args, kwargs, lambda: func(*args, **kwargs))
             finally:
                 self.em._backward_seen = True
-        out = func(*args, **kwargs)
-        return low.follow(func, args, kwargs, out) if low is not None else out
+                self.em._in_backward -= 1
+        if low is None or (self.em._in_backward and not torch.is_grad_enabled()):
+            # Inside backward with grad mode off runs our Functions' own arithmetic, not the model's
+            # (a checkpointed forward is recomputed with grad mode on, and followed).
+            return func(*args, **kwargs)
+        return low.call(self.em._name, func, args, kwargs)
 
     def _composite(self, func, types, args, kwargs):
         op = _name_of(func)

@@ -1,19 +1,25 @@
 """Which of emulate's float32 tensors a GPU under torch.autocast would hold in the recipe's activation
-format (fp16, bf16), and the one op emulate computes differently for them: F.cross_entropy.
+format (fp16, bf16), and what the ops on them compute there.
 
 emulate keeps every tensor float32: a GEMM's output holds values of the activation format, but torch's
-next op sees float32. On the GPU the same output is a float16 or bfloat16 tensor. That changes
-nothing for an op whose result goes on to a GEMM (which casts its input to the format either way),
-but F.cross_entropy computes its log_softmax in the dtype of its input (torch's cross_entropy_loss calls
-log_softmax(input, dim, input's dtype); autocast runs only nll_loss in float32): fp16 logits give
-log-probabilities rounded once to fp16, whose exp the backward reads. The H200's gradients of the
-captured steps are exactly that (tests/torch/test_gpu_captures.py), and differ from the float32
-loss's on 60% of the logits; `logits.float()` first (Hugging Face's losses) keeps them float32.
+next op sees float32. On the GPU the same output is a float16 or bfloat16 tensor, and so is what an
+elementwise op makes of it: x * 0.125, a GELU, a residual sum of two of them, a dropout, a masked fill,
+a mean each round their float32 result to the format (and overflow there: 300 * 300 is inf in fp16).
+Ops autocast runs in float32 (sum, softmax, exp, pow, the losses) and ops with a float32 tensor operand
+give float32. Backward mirrors it: the gradient of a low-precision tensor is one. Which results stay low precision torch itself says (dtype_flow.py);
+this module rounds them (the library's rounding: recipe_gemm.rounded) and keeps the marks:
 
-So emulate follows which tensors stand for low-precision ones: a GEMM's output, and what the shape
-ops (views, reshapes, indexing, transposes) make of it. A cast to float32 or float64 gives an unmarked
-alias (`.float()` returns the tensor itself when it is float32 already). Any other op's result is
-unmarked: the GPU's elementwise arithmetic in fp16 is not followed."""
+  - a GEMM's output is marked (emulate.py); shape ops (views, reshapes, indexing, transposes, clone)
+    keep the mark without rounding, as does any op whose result is a view of a marked operand;
+  - any other op with a marked operand runs in float32; each result the GPU would hold in the format
+    is rounded (_InFormat, counted as OP:output and OP:output.grad) and marked. The gradient of a
+    marked tensor is rounded where it was made: here, in the GEMMs' backward, in the loss's;
+  - an in-place op on a marked tensor is computed on a copy, rounded and written back;
+  - F.cross_entropy of marked logits computes its log_softmax in the format (below): torch's
+    cross_entropy_loss calls log_softmax(input, dim, input's dtype), only nll_loss in float32.
+
+Not followed: our own Functions' backward (grad mode off inside backward), ops with out=, and ops that
+fake tensors cannot run (data-dependent shapes: masked_select, nonzero), whose results stay unmarked."""
 
 from __future__ import annotations
 
@@ -21,7 +27,9 @@ import inspect
 import weakref
 
 import torch
+from torch.utils._pytree import tree_flatten, tree_leaves, tree_unflatten
 
+from .dtype_flow import DtypeFlow
 from .errors import Error
 from .recipe_gemm import rounded
 
@@ -40,14 +48,64 @@ SHAPE_OPS = (_functions(T, "__getitem__ view view_as reshape reshape_as flatten 
              | _functions(torch, "reshape flatten transpose permute squeeze unsqueeze t movedim narrow select split "
                                  "chunk unbind")
              | {T.T.__get__, T.mT.__get__})
-WIDE = (torch.float32, torch.float64)
+# Ops that copy their operand's values (to another device, out of autograd): nothing to round.
+COPIES = _functions(T, "to cpu cuda type type_as detach")
+# In-place ops that write values (a trailing "_" marks the rest: add_, masked_fill_, relu_ ...), and
+# in-place ops that change only the shape or autograd state, which write nothing to round.
+IN_PLACE = _functions(T, "__iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __setitem__")
+NOT_WRITING = {"requires_grad_", "retain_grad", "detach_", "squeeze_", "unsqueeze_", "t_", "transpose_",
+               "swapdims_", "swapaxes_", "resize_", "resize_as_", "set_", "share_memory_", "as_strided_",
+               "rename_", "record_stream", "register_hook"}
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class _InFormat(torch.autograd.Function):
+    """An op's float32 result rounded to the format, as the GPU's kernel stores it (counted as
+    name:output); its gradient rounded the same way (name:output.grad: where the scaled gradients of
+    an fp16 run overflow or underflow). The gradient is the float32 sum of what each op that read the
+    result sent back, rounded once: on the GPU each share is rounded and the shares summed in the
+    format, which differs only for a result read by several ops, and rarely then."""
+
+    @staticmethod
+    def forward(ctx, y, casts, name):
+        ctx.casts, ctx.name = casts, name
+        return rounded(casts, f"{name}:output", y)
+
+    @staticmethod
+    def backward(ctx, g):
+        return rounded(ctx.casts, f"{ctx.name}:output.grad", g), None, None
+
+
+def _writes_in_place(func, args, kwargs) -> bool:
+    """Whether func writes new values into its first operand: Tensor.add_, torch.relu_, x += y,
+    x[i] = v, F.relu(x, inplace=True) (also nn.Dropout's positional inplace)."""
+    if func in IN_PLACE:
+        return True
+    name = getattr(func, "__name__", "")
+    if name.endswith("_") and not name.startswith("_"):
+        return name not in NOT_WRITING
+    inplace = _INPLACE_PARAMETER.get(func)
+    if inplace is None:
+        try:
+            params = list(inspect.signature(func).parameters)
+        except (TypeError, ValueError):  # builtins without a signature take no inplace
+            params = []
+        inplace = _INPLACE_PARAMETER[func] = params.index("inplace") if "inplace" in params else -1
+    if inplace < 0:
+        return False
+    return bool(kwargs["inplace"] if "inplace" in kwargs else len(args) > inplace and args[inplace])
+
+
+_INPLACE_PARAMETER = {}
 
 
 class LowPrecision:
     """The tensors that stand for low-precision ones, held weakly (by identity: a tensor's == is
-    elementwise)."""
+    elementwise), and the ops on them computed as the GPU would (module docstring)."""
 
-    def __init__(self):
+    def __init__(self, casts):
+        self.casts = casts
+        self.flow = DtypeFlow(DTYPES[casts.activation])
         self._marked = {}
 
     def mark(self, result):
@@ -62,33 +120,49 @@ class LowPrecision:
         r = self._marked.get(id(t))
         return r is not None and r() is t
 
-    def follow(self, func, args, kwargs, result):
-        """`result` of func(*args, **kwargs), marked when a shape op made it of a marked tensor; a
-        widening cast of a marked tensor that returned the tensor itself gives an unmarked alias."""
-        if not args or args[0] not in self:
-            return result
+    def call(self, name, func, args, kwargs):
+        """func(*args, **kwargs) as the GPU would compute it, given which operands stand for
+        low-precision tensors; `name(op)` names a rounding for the counts."""
+        if not any(isinstance(t, torch.Tensor) and t in self for t in tree_leaves((args, kwargs))):
+            return func(*args, **kwargs)
         if func in SHAPE_OPS:
-            return self.mark(result)
-        if result is args[0] and _widens(func, args, kwargs, self):
-            return result.view_as(result)
-        return result
+            return self.mark(func(*args, **kwargs))
+        if kwargs.get("out") is not None:
+            return func(*args, **kwargs)
+        op = getattr(func, "__name__", "op").strip("_")
+        if _writes_in_place(func, args, kwargs) and isinstance(args[0], torch.Tensor):
+            return self._in_place(name, op, func, args, kwargs)
+        results = self.flow.results(func, args, kwargs, self.__contains__)
+        if results is None or not any(results):  # torch cannot say, or no tensor comes back
+            return func(*args, **kwargs)
+        out = func(*args, **kwargs)
+        # A view of an operand, or a copy (.to(device), .detach()): the values are the operand's.
+        same_values = func in COPIES or any(r is not None and r[1] for r in results)
+        flat, spec = tree_flatten(out)
+        taken = None
+        for i, (t, r) in enumerate(zip(flat, results)):
+            if not isinstance(t, torch.Tensor) or r is None:
+                continue
+            if r[0] != self.flow.low:
+                if t in self:  # float32 on the GPU, yet the operand itself (x.float() of a float32 x)
+                    flat[i] = t.view_as(t)
+            elif same_values:
+                self.mark(t)
+            elif t.dtype == torch.float32:
+                taken = taken or name(op)
+                flat[i] = self.mark(_InFormat.apply(t, self.casts, taken))
+        return tree_unflatten(flat, spec)
 
-
-def _widens(func, args, kwargs, low: LowPrecision) -> bool:
-    """Whether a Tensor.float/double/to/type call asks for float32 or float64 (a GPU's fp16 tensor
-    would become one)."""
-    if func in (T.float, T.double):
-        return True
-    if func not in (T.to, T.type):
-        return False
-    for a in (*args[1:], *kwargs.values()):
-        if isinstance(a, torch.dtype):
-            return a in WIDE
-        if isinstance(a, torch.Tensor):  # .to(other): other's dtype, low if other stands for it
-            return a.dtype in WIDE and a not in low
-        if isinstance(a, str) and func is T.type:
-            return a in ("torch.FloatTensor", "torch.DoubleTensor")
-    return False
+    def _in_place(self, name, op, func, args, kwargs):
+        """An in-place op: into a marked tensor, computed on a copy, rounded, written back (the
+        result keeps the destination's dtype); into a float32 one, as it is."""
+        target = args[0]
+        if target not in self:
+            return func(*args, **kwargs)
+        work = target.clone()
+        back = func(work, *args[1:], **kwargs)
+        target.copy_(_InFormat.apply(work, self.casts, name(op)))
+        return target if back is work else back
 
 
 class _LogSoftmax(torch.autograd.Function):

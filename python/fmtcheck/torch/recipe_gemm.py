@@ -21,7 +21,8 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 
 def _t(a: np.ndarray, shape) -> torch.Tensor:
-    return torch.from_numpy(np.asarray(a)).reshape(shape)
+    """A tensor of its own, not a view (autograd forbids writing in place into a Function's view)."""
+    return torch.from_numpy(np.asarray(a).reshape(shape))
 
 
 def rounded(casts, name: str, t: torch.Tensor) -> torch.Tensor:
