@@ -24,6 +24,7 @@ fake tensors cannot run (data-dependent shapes: masked_select, nonzero), whose r
 from __future__ import annotations
 
 import inspect
+import math
 import weakref
 
 import torch
@@ -57,6 +58,8 @@ NOT_WRITING = {"requires_grad_", "retain_grad", "detach_", "squeeze_", "unsqueez
                "swapdims_", "swapaxes_", "resize_", "resize_as_", "set_", "share_memory_", "as_strided_",
                "rename_", "record_stream", "register_hook"}
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# Ops that convert a number to the tensor's dtype with a range check (op names, "_"s stripped).
+FILLS = {"masked_fill", "fill", "index_fill", "setitem"}
 
 
 class _InFormat(torch.autograd.Function):
@@ -130,6 +133,7 @@ class LowPrecision:
         if kwargs.get("out") is not None:
             return func(*args, **kwargs)
         op = getattr(func, "__name__", "op").strip("_")
+        self._check_fill(op, args)
         if _writes_in_place(func, args, kwargs) and isinstance(args[0], torch.Tensor):
             return self._in_place(name, op, func, args, kwargs)
         results = self.flow.results(func, args, kwargs, self.__contains__)
@@ -152,6 +156,18 @@ class LowPrecision:
                 taken = taken or name(op)
                 flat[i] = self.mark(_InFormat.apply(t, self.casts, taken))
         return tree_unflatten(flat, spec)
+
+    def _check_fill(self, op, args):
+        """torch refuses to fill a float16 or bfloat16 tensor with a number beyond its range (the
+        fill kernels convert it with a check: scores.masked_fill(mask, -1e9) raises under fp16 on
+        the GPU): so does emulate, with torch's words."""
+        if op not in FILLS or not args or args[0] not in self:
+            return
+        top = torch.finfo(self.flow.low).max
+        for v in args[1:]:
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) > top:
+                raise Error(f"{op} with {v:g} into a tensor the GPU holds in {self.casts.activation}: torch raises "
+                            f"there (value cannot be converted to type {self.flow.low} without overflow)")
 
     def _in_place(self, name, op, func, args, kwargs):
         """An in-place op: into a marked tensor, computed on a copy, rounded, written back (the
