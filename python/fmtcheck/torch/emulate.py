@@ -1,6 +1,7 @@
 """fmtcheck.torch.emulate: a model's GEMMs computed as a recipe of `fmtcheck train` on a GPU's tensor
-cores would compute them, bit for bit, on CPU tensors; every other op run by torch, F.cross_entropy
-of a GEMM's output as torch computes it on low-precision logits (low_precision.py).
+cores would compute them, bit for bit, on CPU tensors; every other op run by torch in float32, its
+results rounded where the GPU under autocast would hold them in fp16 or bf16, and F.cross_entropy of
+such logits as torch computes it on the GPU (low_precision.py).
 
 A TorchFunctionMode, not a TorchDispatchMode: the recipe casts a layer's incoming gradient to its own
 format and reuses the forward's casts in backward, which only the layer-level call can tell apart
@@ -122,8 +123,9 @@ class emulate:
     (fmtcheck.torch.layer_norm, softmax, cross_entropy: sums in order, exp and log correctly
     rounded) instead of torch's kernels, whose order no one publishes: the whole run is then the
     same bits on every machine, and a model written as train's equals train bit for bit. Without it,
-    F.cross_entropy of logits a GPU would hold in the activation format (a GEMM's output, its views)
-    rounds the log-probabilities to that format, as torch does on the GPU under autocast.
+    F.cross_entropy of logits a GPU would hold in the activation format rounds the log-probabilities
+    to that format, as torch does on the GPU under autocast. Either way every other op's result the
+    GPU would hold in the activation format is rounded to it (low_precision.py).
 
     A GEMM-bearing call emulate cannot compute (an op, dtype, device or pattern it does not model)
     raises Error by default; `unsupported="warn"` runs it in torch instead, warning once per op.
