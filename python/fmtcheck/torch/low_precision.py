@@ -28,7 +28,7 @@ import math
 import weakref
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_leaves, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .dtype_flow import DtypeFlow
 from .errors import Error
@@ -123,10 +123,21 @@ class LowPrecision:
         r = self._marked.get(id(t))
         return r is not None and r() is t
 
+    def _any_marked(self, items) -> bool:
+        """Whether a marked tensor is among items or in their lists and tuples (every torch call
+        under emulate asks: a plain loop, several times faster than flattening the arguments)."""
+        for a in items:
+            if isinstance(a, torch.Tensor):
+                if a in self:
+                    return True
+            elif isinstance(a, (list, tuple)) and self._any_marked(a):
+                return True
+        return False
+
     def call(self, name, func, args, kwargs):
         """func(*args, **kwargs) as the GPU would compute it, given which operands stand for
         low-precision tensors; `name(op)` names a rounding for the counts."""
-        if not any(isinstance(t, torch.Tensor) and t in self for t in tree_leaves((args, kwargs))):
+        if not (self._any_marked(args) or self._any_marked(kwargs.values())):
             return func(*args, **kwargs)
         if func in SHAPE_OPS:
             return self.mark(func(*args, **kwargs))
