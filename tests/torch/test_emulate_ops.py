@@ -298,10 +298,49 @@ def test_subnormal_results_survive_torch_flushing_subnormals():
         torch.set_flush_denormal(False)
 
 
-def test_autocast_inside_emulate_is_an_error():
-    with ft.emulate("bf16"), torch.autocast("cpu", dtype=torch.bfloat16):
-        with pytest.raises(ft.Error, match="autocast"):
-            F.linear(torch.ones(2, 4), torch.ones(3, 4))
+def autocast_steps(recipe, dtype=None, device="cpu", steps=12):
+    """`steps` fp16-style steps of a small MLP with GELU and PReLU (which autocast would run in the
+    low format itself) under emulate, the forward under
+    torch.autocast(device, dtype) when dtype is given, with a GradScaler from 2^20 (the first steps'
+    scaled gradients overflow fp16): the losses, scales and final weights."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.PReLU(), torch.nn.Linear(32, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 20, growth_interval=4)
+    seen = []
+    with ft.emulate(recipe, "hopper", model=model):
+        for step in range(steps):
+            x, y = torch.randn(8, 16) * 4, torch.randint(0, 4, (8,))
+            with torch.autocast(device, dtype=dtype, enabled=dtype is not None):
+                loss = F.cross_entropy(model(x) * 0.5, y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+            seen.append((loss.item(), scaler.get_scale()))
+    return seen, [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("recipe,dtype", [("fp16", torch.float16), ("bf16", torch.bfloat16),
+                                          ("fp8-current", torch.bfloat16)])
+def test_autocast_to_the_recipes_format_changes_nothing(recipe, dtype):
+    """A loop written for the GPU, its forward under torch.autocast to the recipe's activation dtype,
+    runs under emulate as the same loop without autocast: the same losses, GradScaler decisions
+    and weights, bit for bit (the fp16 run skips its first steps); torch's autocast is off inside."""
+    with_autocast, weights = autocast_steps(recipe, dtype)
+    without, plain_weights = autocast_steps(recipe)
+    assert with_autocast == without and all(torch.equal(a, b) for a, b in zip(weights, plain_weights))
+    if recipe == "fp16":
+        assert without[0][1] < 2.0 ** 20  # a skip: the case is not vacuous
+    assert not torch.is_autocast_enabled("cpu")
+
+
+@pytest.mark.parametrize("recipe,dtype", [("fp16", torch.bfloat16), ("bf16", torch.float16), ("fp32", torch.bfloat16),
+                                          ("tf32", torch.float16)])
+def test_autocast_to_another_format_is_an_error(recipe, dtype):
+    with pytest.raises(ft.Error, match="under torch.autocast") as e:
+        autocast_steps(recipe, dtype, steps=1)
+    assert "\n" not in str(e.value) and ("leave autocast off" in str(e.value) or "autocast to" in str(e.value))
 
 
 def test_cross_entropy_bad_input():

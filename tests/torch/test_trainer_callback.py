@@ -98,3 +98,33 @@ def test_the_trainers_gradscaler_decisions_replay(tmp_path, cli):
         for r in csv.DictReader(f):
             decisions[int(r["step"])] = (float(r["scale"]), r["skipped"] == "1")
     assert [decisions[int(r["step"])] for r in rows] == [(float(r["scale"]), r["skipped"] == "true") for r in rows]
+
+
+def emulated_fp16_trainer(out, autocast):
+    """An fp16 Trainer run as accelerate sets it up on a GPU (native AMP, its GradScaler), with its
+    autocast switched off unless `autocast`, under emulate("fp16", "hopper"), recorded: the losses
+    and the scaler's decisions."""
+    from accelerate.utils import AutocastKwargs
+
+    t = trainer(out, 8, transformers.TrainerCallback(), fp16=True, logging_steps=1)
+    t.accelerator.native_amp = True
+    t.accelerator.autocast_handler = AutocastKwargs(enabled=autocast)
+    t.accelerator.scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 22, growth_interval=3)
+    with ft.emulate("fp16", "hopper", model=t.model) as em:
+        t.add_callback(ft.TrainerCallback(record=("grad",), emulate=em))
+        t.train()
+    losses = [h["loss"] for h in t.state.log_history if "loss" in h]
+    with open(out / "fmtcheck" / "scaler.csv") as f:
+        return losses, [(r["scale"], r["skipped"]) for r in csv.DictReader(f)]
+
+
+def test_an_fp16_trainer_written_for_the_gpu_runs_emulated(tmp_path):
+    """Trainer(fp16=True) as accelerate sets it up on a GPU, autocast included, under
+    emulate("fp16"): autocast to the recipe's format is taken as the recipe, so the run, its
+    GradScaler's skips and its emulated casts are those of the same Trainer without autocast."""
+    with_autocast = emulated_fp16_trainer(tmp_path / "autocast", True)
+    without = emulated_fp16_trainer(tmp_path / "plain", False)
+    assert with_autocast == without and len(without[0]) == 8
+    assert any(skipped == "true" for _, skipped in without[1])  # the first scales overflow fp16
+    with open(tmp_path / "autocast" / "fmtcheck" / "emulated.csv") as f:
+        assert "transformer.h.0.mlp.c_fc:output" in {r["tensor"] for r in csv.DictReader(f)}

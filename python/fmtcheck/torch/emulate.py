@@ -127,8 +127,10 @@ class emulate:
     to that format, as torch does on the GPU under autocast. Either way every other op's result the
     GPU would hold in the activation format is rounded to it (low_precision.py).
 
-    A GEMM-bearing call emulate cannot compute (an op, dtype, device or pattern it does not model)
-    raises Error by default; `unsupported="warn"` runs it in torch instead, warning once per op.
+    torch.autocast to the recipe's activation dtype inside is taken as the recipe (a loop written for
+    the GPU runs unchanged); autocast to another dtype is an Error. A GEMM-bearing call emulate
+    cannot compute (an op, dtype, device or pattern it does not model) raises Error by default;
+    `unsupported="warn"` runs it in torch instead, warning once per op.
 
     `device="cuda"` runs the emulated GEMMs on the GPU (fmtcheck's emulator compiled for it, the
     same bits; the casts stay on the CPU): a model's step at GPU speed where the GEMMs dominate."""
@@ -236,12 +238,19 @@ class emulate:
         return False
 
     # -- the GEMMs ---------------------------------------------------------------------------------
-    def _check_autocast(self, op: str) -> None:
-        if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
-            raise Error(f"{op} under torch.autocast: emulate's recipe decides the casts; leave autocast off")
+    def _check_autocast(self, op: str, devices) -> None:
+        """torch.autocast on `devices` inside emulate: fine when it casts to the recipe's activation
+        format (a loop written for the GPU, `with torch.autocast("cuda", torch.float16)` under
+        emulate("fp16")), as that is what the recipe computes; any other autocast is an Error."""
+        want = low_precision.DTYPES.get(self.casts.activation)
+        for d in devices:
+            dtype = torch.get_autocast_dtype(d)
+            if dtype != want:
+                fits = f"autocast to {want} or leave it off" if want else "leave autocast off"
+                raise Error(f"{op} under torch.autocast({d!r}, {dtype}) in emulate({self.recipe!r}), whose "
+                            f"activations are {self.casts.activation or 'float32'}: {fits}")
 
     def _check(self, op: str, *tensors) -> None:
-        self._check_autocast(op)
         for t in tensors:
             if t is None:
                 continue
@@ -380,6 +389,21 @@ class _Mode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        on = [d for d in ("cpu", "cuda") if torch.is_autocast_enabled(d)]
+        if not on:
+            return self._handle(func, types, args, kwargs)
+        # Autocast to the recipe's format: emulate computes what it would, so torch's own autocast
+        # is off for the call (its fp16 tensors would bypass the recipe).
+        self.em._check_autocast(_name_of(func), on)
+        for d in on:
+            torch.set_autocast_enabled(d, False)
+        try:
+            return self._handle(func, types, args, kwargs)
+        finally:
+            for d in on:
+                torch.set_autocast_enabled(d, True)
+
+    def _handle(self, func, types, args, kwargs):
         low = self.em._low
         if self.em.exact_ops and func in EXACT_OPS:
             return EXACT_OPS[func](*args, **kwargs)

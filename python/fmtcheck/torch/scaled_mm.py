@@ -27,7 +27,6 @@ def _codes(t):
 
 
 def scaled_mm(em, a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False):
-    em._check_autocast(OP)
     out_dtype = a.dtype if out_dtype is None else out_dtype
     if a.dtype not in FP8 or b.dtype not in FP8 or a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise Unsupported(f"{OP} of {a.dtype} {tuple(a.shape)} and {b.dtype} {tuple(b.shape)}: emulate takes "

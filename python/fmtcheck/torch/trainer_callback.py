@@ -22,7 +22,7 @@ class TrainerCallback(transformers.TrainerCallback):
     training the verdict is logged (logger "fmtcheck", level info), printed by the main process and
     written to out_dir/verdict.txt. The other arguments are the Recorder's: ``emulate=em`` with
     ``trainer.train()`` run inside ``with fmtcheck.torch.emulate(recipe, gpu, model=trainer.model) as
-    em`` (and the Trainer in float32: the recipe does the casts) records the emulated run.
+    em`` records the emulated run (an fp16 or bf16 Trainer's autocast is taken as the recipe's).
     """
 
     def __init__(self, out_dir: Optional[str] = None, every: int = 1,
