@@ -78,6 +78,25 @@ def test_counts_are_named_by_module_path_and_role():
     assert lines[0].startswith("emulated fp8-current on hopper") and max(map(len, lines)) <= 100
 
 
+def test_the_report_ends_with_what_was_lost():
+    """The report's last line sums the table: values cast and lost, in how many tensors; a run that
+    loses nothing says so."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(8, 8)
+    with ft.emulate("fp16", "hopper") as em:
+        y = layer(torch.randn(4, 8) * 1e3)
+        y * y  # squares beyond 65504: inf in fp16
+    text = em.report()
+    over = em.summary["mul:output"]["overflow"]
+    assert over > 0 and all(len(line) <= 100 for line in text.splitlines())
+    assert f"fp16 on hopper: {over} overflowed, 0 saturated, 0 underflowed to zero, 0 became NaN of " \
+           f"{sum(t['values'] for t in em.summary.values())} values cast, in 1 of 4 tensors" in " ".join(text.split())
+    with ft.emulate("bf16", "hopper") as em:
+        layer(torch.randn(4, 8))
+    assert " ".join(em.report().split()).endswith("bf16 on hopper: no value lost at 128 casts: nothing overflowed, "
+                                                  "saturated, underflowed to zero or became NaN")
+
+
 def test_fp8_cast_counts_underflow():
     """e4m3 under current scaling: values 2^-20 of the tensor's amax fall below e4m3's smallest
     subnormal after scaling and are counted as underflow to zero, by the library's cast."""

@@ -210,7 +210,8 @@ class emulate:
         return out
 
     def report(self, width: int = 100) -> str:
-        """The summary as a table within `width` columns: the tensors that lost values first."""
+        """The summary as a table within `width` columns, the tensors that lost values first, and a
+        last line on what was lost in all."""
         rows = sorted(self.summary.items(), key=lambda kv: -(kv[1]["overflow"] + kv[1]["underflow_to_zero"]))
         name_w = max([len("tensor")] + [len(n) for n, _ in rows])
         name_w = min(name_w, width - 52)
@@ -220,7 +221,17 @@ class emulate:
             n = n if len(n) <= name_w else "…" + n[-(name_w - 1):]
             lines.append(f"{n:<{name_w}} {t['values']:>10} {t['overflow']:>9} {t['saturated']:>9} "
                          f"{t['underflow_to_zero']:>9} {t['amax']:>10.3g}")
-        return "\n".join(line[:width] for line in lines)
+        total = {m: sum(t[m] for _, t in rows) for m in MEASURES}
+        losing = sum(1 for _, t in rows if t["overflow"] + t["saturated"] + t["underflow_to_zero"] + t["nan_produced"])
+        if not losing:
+            end = (f"no value lost at {total['values']} casts: nothing overflowed, saturated, underflowed to zero "
+                   f"or became NaN")
+        else:
+            end = (f"{total['overflow']} overflowed, {total['saturated']} saturated, {total['underflow_to_zero']} "
+                   f"underflowed to zero, {total['nan_produced']} became NaN of {total['values']} values cast, in "
+                   f"{losing} of {len(rows)} tensors (the first rows): where this recipe loses the model's values")
+        return "\n".join([line[:width] for line in lines] +
+                         _core.wrap(f"{self.recipe} on {self.gpu}: ", end, width).rstrip("\n").splitlines())
 
     # -- entering and leaving ----------------------------------------------------------------------
     def __enter__(self):
