@@ -229,8 +229,9 @@ def test_views_and_copies_keep_the_mark_without_a_rounding():
     assert [n for n in em.summary if not n.startswith("linear")] == []
 
 
-@pytest.mark.parametrize("fill", [lambda y: y.masked_fill(MASK, -1e9), lambda y: y.masked_fill_(MASK, 1e5),
-                                  lambda y: y.__setitem__(0, -7e4), lambda y: y.fill_(1e6)])
+@pytest.mark.parametrize("fill", [lambda y: y.masked_fill(MASK, -1e9), lambda y: y.masked_fill_(MASK, value=1e5),
+                                  lambda y: y.__setitem__(0, -7e4), lambda y: y.fill_(1e6),
+                                  lambda y: y.index_fill(1, torch.tensor([3]), 7e4)])
 def test_a_fill_beyond_fp16_is_refused_as_torch_refuses_it(fill):
     """torch raises on a float16 tensor filled with a number beyond its range (a -1e9 attention mask
     under fp16: the GPU run stops); so does emulate, in one line. bf16 holds it; -inf is fine."""

@@ -144,7 +144,7 @@ class LowPrecision:
         if kwargs.get("out") is not None:
             return func(*args, **kwargs)
         op = getattr(func, "__name__", "op").strip("_")
-        self._check_fill(op, args)
+        self._check_fill(op, args, kwargs)
         if _writes_in_place(func, args, kwargs) and isinstance(args[0], torch.Tensor):
             return self._in_place(name, op, func, args, kwargs)
         results = self.flow.results(func, args, kwargs, self.__contains__)
@@ -168,17 +168,18 @@ class LowPrecision:
                 flat[i] = self.mark(_InFormat.apply(t, self.casts, taken))
         return tree_unflatten(flat, spec)
 
-    def _check_fill(self, op, args):
+    def _check_fill(self, op, args, kwargs):
         """torch refuses to fill a float16 or bfloat16 tensor with a number beyond its range (the
         fill kernels convert it with a check: scores.masked_fill(mask, -1e9) raises under fp16 on
         the GPU): so does emulate, with torch's words."""
         if op not in FILLS or not args or args[0] not in self:
             return
-        top = torch.finfo(self.flow.low).max
-        for v in args[1:]:
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and abs(v) > top:
-                raise Error(f"{op} with {v:g} into a tensor the GPU holds in {self.casts.activation}: torch raises "
-                            f"there (value cannot be converted to type {self.flow.low} without overflow)")
+        # The value comes last: x[i] = v, masked_fill(mask, v), fill_(v), index_fill(dim, index, v).
+        v = kwargs.get("value", args[-1] if len(args) > 1 else None)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and \
+                abs(v) > torch.finfo(self.flow.low).max:
+            raise Error(f"{op} with {v:g} into a tensor the GPU holds in {self.casts.activation}: torch raises "
+                        f"there (value cannot be converted to type {self.flow.low} without overflow)")
 
     def _in_place(self, name, op, func, args, kwargs):
         """An in-place op: into a marked tensor, computed on a copy, rounded, written back (the
