@@ -11,7 +11,8 @@ makes of it. Checked against torch itself:
     GPU's kernels compute in float32 and round the result (what emulate does); torch's CPU fp16
     kernels do not (GELU differs on 4.5% of random inputs on this machine's AVX-512 build), so
     those are held to torch's float32 op followed by torch's own cast;
-  - gradients through chains of such ops and in-place ops, against torch's fp16 autograd;
+  - gradients through chains of such ops and in-place ops, and of a tensor several ops read (shares
+    summed in the format), against torch's fp16 autograd;
   - an overflow born in an fp16 intermediate, counted where it is born."""
 
 import numpy as np
@@ -147,6 +148,31 @@ def test_gradients_are_torchs_half_autograd(recipe):
         assert np.array_equal(bits(ours.to(DTYPES[recipe])), bits(theirs))
     if recipe == "fp16":  # the case is not vacuous: the scaled gradient overflows in the format
         assert torch.isinf(h2.grad).any() and torch.isinf(out).any()
+
+
+def new_gelu(y, upcast=lambda t: t):
+    """GPT-2's activation (Hugging Face's NewGELU) as written: y read by three ops, 0.5 * y in the
+    format, pow (autocast's float32: `upcast` writes the cast out for torch's own half tensors) and
+    a sum with a float32 tensor in float32; its gradient is the sum of three shares."""
+    return 0.5 * y * (1.0 + torch.tanh(0.7978845608 * (y + 0.044715 * torch.pow(upcast(y), 3.0))))
+
+
+@pytest.mark.parametrize("recipe", ["fp16", "bf16"])
+def test_a_tensor_read_by_several_ops_sums_their_gradients_in_the_format(recipe):
+    """Each op's share of the gradient rounded to the format and the shares summed in it, one
+    rounding per addition in autograd's order: torch's half autograd, bit for bit."""
+    g = torch.randn(16, 32, generator=torch.Generator().manual_seed(13)) * 64
+    with ft.emulate(recipe, "hopper"):
+        y = layer(values(14, (16, 32)) * 2.0 ** -8)
+        y.retain_grad()
+        out = new_gelu(y)
+        (out * g).sum().backward()
+    h = half(y, recipe, grad=True)
+    theirs = new_gelu(h, upcast=lambda t: t.float())
+    (theirs * g).sum().backward()
+    assert out.dtype == torch.float32 and theirs.dtype == torch.float32
+    assert np.array_equal(bits(out), bits(theirs))
+    assert np.array_equal(bits(y.grad.to(DTYPES[recipe])), bits(h.grad))
 
 
 def in_place(y, y2):

@@ -86,8 +86,9 @@ def sizes(batch):
                 f"{layer}:output.grad": batch * m, f"{layer}:grad_output": batch * m, f"{layer}:grad_weight": k * m,
                 f"{layer}:grad_bias": m}
     out["fc2:grad_input"] = batch * 32
-    # The ReLU between them works on an autocast tensor: its result and gradient are rounded too.
-    out |= {"relu:output": batch * 32, "relu:output.grad": batch * 32}
+    # The ReLU between them works on an autocast tensor: its result is rounded, and its share of
+    # fc1's output gradient.
+    out |= {"relu:output": batch * 32, "relu:grad_input": batch * 32}
     # The loss on fc2's output, which would be an autocast tensor: its log-probabilities and gradient.
     out |= {"cross_entropy:log_probs": batch * 10, "cross_entropy:grad_input": batch * 10}
     return out

@@ -151,7 +151,9 @@ class emulate:
         self._totals: Dict[str, Dict[str, float]] = {}
         self._mode = _Mode(self)
         # The tensors a GPU under autocast would hold in the activation format (low_precision.py).
-        self._low = low_precision.LowPrecision(self.casts) if self.casts.activation is not None else None
+        # Under exact_ops a gradient is rounded where train rounds it, at the layer (no shares).
+        self._low = (low_precision.LowPrecision(self.casts, shares=not exact_ops)
+                     if self.casts.activation is not None else None)
         self._in_backward = 0  # backward passes now running (their Functions' own arithmetic is not followed)
         if not hasattr(torch.overrides, "redispatch_function"):
             warnings.warn("emulate: this torch has no torch.overrides.redispatch_function (torch releases from "

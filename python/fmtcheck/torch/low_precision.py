@@ -12,14 +12,17 @@ this module rounds them (the library's rounding: recipe_gemm.rounded) and keeps 
   - a GEMM's output is marked (emulate.py); shape ops (views, reshapes, indexing, transposes, clone)
     keep the mark without rounding, as does any op whose result is a view of a marked operand;
   - any other op with a marked operand runs in float32; each result the GPU would hold in the format
-    is rounded (_InFormat, counted as OP:output and OP:output.grad) and marked. The gradient of a
-    marked tensor is rounded where it was made: here, in the GEMMs' backward, in the loss's;
+    is rounded (_InFormat, counted as OP:output) and marked. The op reads a marked operand through
+    its fp16/bf16 twin (_ToFormat, _FromFormat): the op's share of the operand's gradient is rounded
+    to the format (counted as OP:grad_input) and autograd sums the shares in the format, as torch's
+    autograd sums an fp16 tensor's gradients (GEMMs' shares, already rounded, join in float32);
   - an in-place op on a marked tensor is computed on a copy, rounded and written back;
   - F.cross_entropy of marked logits computes its log_softmax in the format (below): torch's
     cross_entropy_loss calls log_softmax(input, dim, input's dtype), only nll_loss in float32.
 
 Not followed: our own Functions' backward (grad mode off inside backward), ops with out=, and ops that
-fake tensors cannot run (data-dependent shapes: masked_select, nonzero), whose results stay unmarked."""
+fake tensors cannot run (data-dependent shapes: masked_select, nonzero), whose results stay unmarked.
+Under exact_ops (train's arithmetic) gradients are rounded where train rounds them, at the layers."""
 
 from __future__ import annotations
 
@@ -64,19 +67,47 @@ FILLS = {"masked_fill", "fill", "index_fill", "setitem"}
 
 class _InFormat(torch.autograd.Function):
     """An op's float32 result rounded to the format, as the GPU's kernel stores it (counted as
-    name:output); its gradient rounded the same way (name:output.grad: where the scaled gradients of
-    an fp16 run overflow or underflow). The gradient is the float32 sum of what each op that read the
-    result sent back, rounded once: on the GPU each share is rounded and the shares summed in the
-    format, which differs only for a result read by several ops, and rarely then."""
+    name:output). Its gradient comes back in the format from the ops that read it (their shares are
+    counted there); rounding it again changes nothing but where they did not (exact_ops)."""
 
     @staticmethod
     def forward(ctx, y, casts, name):
-        ctx.casts, ctx.name = casts, name
+        ctx.casts = casts
         return rounded(casts, f"{name}:output", y)
 
     @staticmethod
     def backward(ctx, g):
-        return rounded(ctx.casts, f"{ctx.name}:output.grad", g), None, None
+        return rounded(ctx.casts, "", g), None, None
+
+
+class _ToFormat(torch.autograd.Function):
+    """A marked tensor as the float16/bfloat16 tensor the GPU holds (exact: its values are the
+    format's), made once for the ops that read it (LowPrecision._share). Autograd sums their
+    gradients for it in the format, each addition rounded in autograd's order, as torch sums an fp16
+    tensor's gradients on the GPU; the sum goes back as float32."""
+
+    @staticmethod
+    def forward(ctx, y, dtype):
+        return y.to(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.float(), None
+
+
+class _FromFormat(torch.autograd.Function):
+    """One op's read of a low-precision tensor: its float32 values for emulate's float32 op; that op's
+    share of the gradient rounded to the format by the library (counted as name, OP:grad_input: where
+    an fp16 run's scaled gradients overflow) and handed back in it."""
+
+    @staticmethod
+    def forward(ctx, y16, casts, name):
+        ctx.casts, ctx.dtype, ctx.name = casts, y16.dtype, name
+        return y16.float()
+
+    @staticmethod
+    def backward(ctx, g):
+        return rounded(ctx.casts, ctx.name, g).to(ctx.dtype), None, None
 
 
 def _writes_in_place(func, args, kwargs) -> bool:
@@ -106,18 +137,47 @@ class LowPrecision:
     """The tensors that stand for low-precision ones, held weakly (by identity: a tensor's == is
     elementwise), and the ops on them computed as the GPU would (module docstring)."""
 
-    def __init__(self, casts):
-        self.casts = casts
+    def __init__(self, casts, shares: bool = True):
+        self.casts, self.shares = casts, shares
         self.flow = DtypeFlow(DTYPES[casts.activation])
         self._marked = {}
+        self._in_format = {}  # id of a marked tensor -> (its version, its _ToFormat tensor)
 
     def mark(self, result):
         for t in result if isinstance(result, (tuple, list)) else (result,):
             if isinstance(t, torch.Tensor):
                 key = id(t)
-                self._marked[key] = weakref.ref(t, lambda r, key=key: self._marked.get(key) is r and
-                                                self._marked.pop(key))
+                self._marked[key] = weakref.ref(t, lambda r, key=key: self._forget(key, r))
         return result
+
+    def _forget(self, key, ref):
+        if self._marked.get(key) is ref:
+            self._marked.pop(key)
+            self._in_format.pop(key, None)
+
+    def _share(self, t, name):
+        """What an op reads of operand t: t itself, or for a marked tensor that needs a gradient, its
+        values through _ToFormat (made once per tensor and version) and _FromFormat (one per op,
+        its gradient counted as `name()`:grad_input)."""
+        if not (self.shares and isinstance(t, torch.Tensor) and t.requires_grad and torch.is_grad_enabled()
+                and t in self):
+            return t
+        version, t16 = self._in_format.get(id(t), (None, None))
+        if version != t._version:  # first read, or written since (in place, through any view)
+            t16 = _ToFormat.apply(t, self.flow.low)
+            self._in_format[id(t)] = (t._version, t16)
+        return _FromFormat.apply(t16, self.casts, f"{name()}:grad_input")
+
+    def _shares(self, items, name):
+        """args or kwargs with each marked operand replaced by its share (in lists and tuples too)."""
+        def one(a):
+            if isinstance(a, (list, tuple)):
+                return type(a)(one(b) for b in a)
+            return self._share(a, name)
+
+        if isinstance(items, dict):
+            return {k: one(v) for k, v in items.items()}
+        return tuple(one(a) for a in items)
 
     def __contains__(self, t) -> bool:
         r = self._marked.get(id(t))
@@ -145,16 +205,23 @@ class LowPrecision:
             return func(*args, **kwargs)
         op = getattr(func, "__name__", "op").strip("_")
         self._check_fill(op, args, kwargs)
+        taken = []
+
+        def named():  # the op's name for the counts, taken once and only if something is counted
+            if not taken:
+                taken.append(name(op))
+            return taken[0]
+
         if _writes_in_place(func, args, kwargs) and isinstance(args[0], torch.Tensor):
-            return self._in_place(name, op, func, args, kwargs)
+            return self._in_place(named, func, args, kwargs)
         results = self.flow.results(func, args, kwargs, self.__contains__)
         if results is None or not any(results):  # torch cannot say, or no tensor comes back
             return func(*args, **kwargs)
-        out = func(*args, **kwargs)
         # A view of an operand, or a copy (.to(device), .detach()): the values are the operand's.
         same_values = func in COPIES or any(r is not None and r[1] for r in results)
+        out = func(*args, **kwargs) if same_values else func(*self._shares(args, named),
+                                                              **self._shares(kwargs, named))
         flat, spec = tree_flatten(out)
-        taken = None
         for i, (t, r) in enumerate(zip(flat, results)):
             if not isinstance(t, torch.Tensor) or r is None:
                 continue
@@ -164,8 +231,7 @@ class LowPrecision:
             elif same_values:
                 self.mark(t)
             elif t.dtype == torch.float32:
-                taken = taken or name(op)
-                flat[i] = self.mark(_InFormat.apply(t, self.casts, taken))
+                flat[i] = self.mark(_InFormat.apply(t, self.casts, named()))
         return tree_unflatten(flat, spec)
 
     def _check_fill(self, op, args, kwargs):
@@ -181,15 +247,16 @@ class LowPrecision:
             raise Error(f"{op} with {v:g} into a tensor the GPU holds in {self.casts.activation}: torch raises "
                         f"there (value cannot be converted to type {self.flow.low} without overflow)")
 
-    def _in_place(self, name, op, func, args, kwargs):
+    def _in_place(self, named, func, args, kwargs):
         """An in-place op: into a marked tensor, computed on a copy, rounded, written back (the
         result keeps the destination's dtype); into a float32 one, as it is."""
-        target = args[0]
+        target, rest, kwargs = args[0], self._shares(args[1:], named), self._shares(kwargs, named)
         if target not in self:
-            return func(*args, **kwargs)
-        work = target.clone()
-        back = func(work, *args[1:], **kwargs)
-        target.copy_(_InFormat.apply(work, self.casts, name(op)))
+            return func(target, *rest, **kwargs)
+        work = self._share(target, named)
+        work = target.clone() if work is target else work
+        back = func(work, *rest, **kwargs)
+        target.copy_(_InFormat.apply(work, self.casts, named()))
         return target if back is work else back
 
 
