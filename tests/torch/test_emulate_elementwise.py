@@ -157,18 +157,24 @@ def new_gelu(y, upcast=lambda t: t):
     return 0.5 * y * (1.0 + torch.tanh(0.7978845608 * (y + 0.044715 * torch.pow(upcast(y), 3.0))))
 
 
+def casts(y, upcast=None):
+    """y read by two casts to float32 and an op in the format, the casts' gradients rounded."""
+    return y.float() * 3 + y.to(torch.float32) / 7 + (y * 0.25).float()
+
+
+@pytest.mark.parametrize("reads", [new_gelu, casts])
 @pytest.mark.parametrize("recipe", ["fp16", "bf16"])
-def test_a_tensor_read_by_several_ops_sums_their_gradients_in_the_format(recipe):
+def test_a_tensor_read_by_several_ops_sums_their_gradients_in_the_format(recipe, reads):
     """Each op's share of the gradient rounded to the format and the shares summed in it, one
     rounding per addition in autograd's order: torch's half autograd, bit for bit."""
     g = torch.randn(16, 32, generator=torch.Generator().manual_seed(13)) * 64
     with ft.emulate(recipe, "hopper"):
         y = layer(values(14, (16, 32)) * 2.0 ** -8)
         y.retain_grad()
-        out = new_gelu(y)
+        out = reads(y)
         (out * g).sum().backward()
     h = half(y, recipe, grad=True)
-    theirs = new_gelu(h, upcast=lambda t: t.float())
+    theirs = reads(h, upcast=lambda t: t.float())
     (theirs * g).sum().backward()
     assert out.dtype == torch.float32 and theirs.dtype == torch.float32
     assert np.array_equal(bits(out), bits(theirs))

@@ -6,8 +6,9 @@ next op sees float32. On the GPU the same output is a float16 or bfloat16 tensor
 elementwise op makes of it: x * 0.125, a GELU, a residual sum of two of them, a dropout, a masked fill,
 a mean each round their float32 result to the format (and overflow there: 300 * 300 is inf in fp16).
 Ops autocast runs in float32 (sum, softmax, exp, pow, the losses) and ops with a float32 tensor operand
-give float32. Backward mirrors it: the gradient of a low-precision tensor is one. Which results stay low precision torch itself says (dtype_flow.py);
-this module rounds them (the library's rounding: recipe_gemm.rounded) and keeps the marks:
+give float32. Backward mirrors it: the gradient of a low-precision tensor is one. Which results stay
+low precision torch itself says (dtype_flow.py); this module rounds them (the library's rounding:
+recipe_gemm.rounded) and keeps the marks:
 
   - a GEMM's output is marked (emulate.py); shape ops (views, reshapes, indexing, transposes, clone)
     keep the mark without rounding, as does any op whose result is a view of a marked operand;
@@ -217,8 +218,10 @@ class LowPrecision:
         results = self.flow.results(func, args, kwargs, self.__contains__)
         if results is None or not any(results):  # torch cannot say, or no tensor comes back
             return func(*args, **kwargs)
-        # A view of an operand, or a copy (.to(device), .detach()): the values are the operand's.
-        same_values = func in COPIES or any(r is not None and r[1] for r in results)
+        # A view of an operand, or a copy that stays low precision (.to(device), .detach()): the values
+        # are the operand's, nothing to round or to share.
+        same_values = any(r is not None and r[1] for r in results) or (
+            func in COPIES and all(r is None or r[0] == self.flow.low for r in results))
         out = func(*args, **kwargs) if same_values else func(*self._shares(args, named),
                                                               **self._shares(kwargs, named))
         flat, spec = tree_flatten(out)
