@@ -15,6 +15,12 @@ makes of it. Checked against torch itself:
     summed in the format), against torch's fp16 autograd;
   - an overflow born in an fp16 intermediate, counted where it is born."""
 
+import contextlib
+import io
+import os
+import runpy
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -277,3 +283,20 @@ def test_a_fill_beyond_fp16_is_refused_as_torch_refuses_it(fill):
         fill(half(y, "fp16"))
     with ft.emulate("bf16", "hopper"):
         fill(layer(values(12)))
+
+
+def test_the_docs_example_of_an_overflow_between_gemms():
+    """docs/examples/overflow_between_gemms.py prints what docs/pytorch.md shows, line for line: under
+    fp16 the hand-written RMS norm's squares overflow (the report's first row) and every row is lost;
+    bf16 loses none."""
+    source = Path(os.environ.get("FMTCHECK_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        runpy.run_path(str(source / "docs" / "examples" / "overflow_between_gemms.py"), run_name="__main__")
+    text = out.getvalue()
+    assert "tensor            values  overflow saturated   to zero       amax\n1.mul:output        8192      1148" \
+        in text
+    assert "fp16: 32 of 32 rows" in text and "bf16: 0 of 32 rows" in text
+    assert max(map(len, text.splitlines())) <= 100
+    doc = (source / "docs" / "pytorch.md").read_text()
+    assert all(f"    {line}\n" in doc for line in text.splitlines() if line)  # the docs show this run
